@@ -1,0 +1,42 @@
+#ifndef QUERYFS_CSYSTEMSHIMS_H
+#define QUERYFS_CSYSTEMSHIMS_H
+
+// Linux system calls that Swift's Glibc module does not expose (it is built
+// without _GNU_SOURCE): statx for birth times, renameat2 for atomic exchange.
+// The wrappers live in a .c file so that the real headers are compiled with
+// _GNU_SOURCE there, without clashing with the Glibc module.
+
+#include <stdint.h>
+
+/// The subset of `struct statx` that queryfs uses.
+typedef struct qfs_stat {
+    uint32_t mode;
+    uint32_t nlink;
+    uint32_t uid;
+    uint32_t gid;
+    uint64_t ino;
+    uint64_t size;
+    uint64_t blocks;
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+    int64_t ctime_sec;
+    uint32_t ctime_nsec;
+    int64_t atime_sec;
+    uint32_t atime_nsec;
+    int64_t btime_sec;
+    uint32_t btime_nsec;
+    /// 1 when the filesystem reported a birth time.
+    int has_btime;
+} qfs_stat;
+
+/// statx(dirfd, path, AT_SYMLINK_NOFOLLOW [| AT_EMPTY_PATH when path is ""]).
+/// Returns 0, or -1 with errno set.
+int qfs_lstatat(int dirfd, const char *path, qfs_stat *out);
+
+/// renameat2(2). Returns 0, or -1 with errno set.
+int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+extern const unsigned int QFS_RENAME_NOREPLACE;
+extern const unsigned int QFS_RENAME_EXCHANGE;
+
+#endif

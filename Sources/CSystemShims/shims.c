@@ -1,0 +1,37 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include "CSystemShims.h"
+
+const unsigned int QFS_RENAME_NOREPLACE = RENAME_NOREPLACE;
+const unsigned int QFS_RENAME_EXCHANGE = RENAME_EXCHANGE;
+
+int qfs_lstatat(int dirfd, const char *path, qfs_stat *out) {
+    struct statx s;
+    int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT;
+    if (path[0] == '\0') flags |= AT_EMPTY_PATH;
+    if (statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &s) != 0) return -1;
+    out->mode = s.stx_mode;
+    out->nlink = s.stx_nlink;
+    out->uid = s.stx_uid;
+    out->gid = s.stx_gid;
+    out->ino = s.stx_ino;
+    out->size = s.stx_size;
+    out->blocks = s.stx_blocks;
+    out->mtime_sec = s.stx_mtime.tv_sec;
+    out->mtime_nsec = s.stx_mtime.tv_nsec;
+    out->ctime_sec = s.stx_ctime.tv_sec;
+    out->ctime_nsec = s.stx_ctime.tv_nsec;
+    out->atime_sec = s.stx_atime.tv_sec;
+    out->atime_nsec = s.stx_atime.tv_nsec;
+    out->has_btime = (s.stx_mask & STATX_BTIME) ? 1 : 0;
+    out->btime_sec = s.stx_btime.tv_sec;
+    out->btime_nsec = s.stx_btime.tv_nsec;
+    return 0;
+}
+
+int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
+    return renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
+}

@@ -1,0 +1,65 @@
+/// The items of a backing directory, read once, with the views over them:
+/// what `queryfs ls`, `views` and `status` answer from.
+public struct Catalog: Sendable {
+    public var items: [Item]
+    public var viewSet: ViewSet
+
+    public init(items: [Item], viewSet: ViewSet = ViewSet()) {
+        self.items = items
+        self.viewSet = viewSet
+    }
+
+    /// Scans `backing`, extracting the payload values the views need.
+    public static func load(backing path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources())
+        throws(SystemError) -> Catalog
+    {
+        var sources = sources
+        sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
+        let items = try Scanner(sources: sources).scan(directory: path)
+        return Catalog(items: items, viewSet: viewSet)
+    }
+
+    /// Every view path, fixed views first, then tags.
+    public var views: [ViewDefinition] { viewSet.views(over: items) }
+
+    public func view(at path: String) -> ViewDefinition? { viewSet.view(at: path, over: items) }
+
+    public func entries(of view: ViewDefinition, linkStyle: LinkStyle = .relative) -> [ViewEntry] {
+        view.entries(of: items, linkStyle: linkStyle)
+    }
+
+    /// Payload problems, one per item and problem, sorted by item name.
+    public var problems: [(item: ItemName, problem: String)] {
+        items.filter { !$0.problems.isEmpty }
+            .sorted { $0.name < $1.name }
+            .flatMap { item in item.problems.map { (item.name, $0) } }
+    }
+}
+
+/// What `queryfs status` prints.
+public struct CatalogSummary: Sendable {
+    public var itemCount = 0
+    public var bundleCount = 0
+    public var fileCount = 0
+    public var archivedCount = 0
+    public var tagCount = 0
+    public var itemsWithProblems = 0
+
+    public init(_ catalog: Catalog) {
+        itemCount = catalog.items.count
+        bundleCount = catalog.items.count { $0.kind == .bundle }
+        fileCount = itemCount - bundleCount
+        archivedCount = catalog.items.count { $0.archived }
+        tagCount = ViewSet.tagFolders(of: catalog.items).count
+        itemsWithProblems = catalog.items.count { !$0.problems.isEmpty }
+    }
+
+    public var lines: [String] {
+        [
+            "items: \(itemCount) (\(bundleCount) bundles, \(fileCount) plain files)",
+            "archived: \(archivedCount), unarchived: \(itemCount - archivedCount)",
+            "tags: \(tagCount)",
+            "payload problems: \(itemsWithProblems) item\(itemsWithProblems == 1 ? "" : "s")",
+        ]
+    }
+}

@@ -1,0 +1,78 @@
+/// Which payload keys feed the item fields (SPEC §1), in order of preference.
+/// Configurable (field aliases), with the Hipstapaper keys as the fallbacks.
+public struct FieldSources: Equatable, Sendable {
+    public var title: [String] = ["title", "webTitle"]
+    public var archived: [String] = ["archived", "isArchived"]
+    public var tags: [String] = ["tags"]
+    public var url: [String] = ["url", "webLocation.relative"]
+    /// Further `payload.KEY.PATH` values to keep for views that filter or sort on them.
+    public var extraKeyPaths: Set<String> = []
+
+    public init() {}
+
+    /// The payload files a bundle may hold, in order of preference.
+    public static let payloadFileNames = ["payload.plist", "payload.json"]
+}
+
+/// The fields that come from a parsed payload, and what was odd about it.
+struct PayloadFields {
+    var title: String?
+    var archived = false
+    var tags: [String] = []
+    var url: String?
+    var payloadValues: [String: PayloadValue] = [:]
+    var problems: [String] = []
+
+    init(payload: PayloadValue, sources: FieldSources) {
+        guard case .dictionary = payload else {
+            problems.append("payload's top level is a \(payload.typeName), not a dictionary")
+            return
+        }
+        title = firstString(in: payload, at: sources.title, field: "title")
+        url = firstString(in: payload, at: sources.url, field: "url")
+        for path in sources.archived {
+            guard let value = payload.value(atKeyPath: path) else { continue }
+            if case .bool(let flag) = value {
+                archived = flag
+                break
+            }
+            problems.append("\(path): expected a boolean, found \(value.typeName); ignored")
+        }
+        for path in sources.tags {
+            guard let value = payload.value(atKeyPath: path) else { continue }
+            guard case .array(let elements) = value else {
+                problems.append("\(path): expected an array of strings, found \(value.typeName); ignored")
+                continue
+            }
+            for element in elements {
+                if case .string(let tag) = element {
+                    if !tags.contains(tag) { tags.append(tag) }
+                } else {
+                    problems.append("\(path): a tag is a \(element.typeName), not a string; ignored")
+                }
+            }
+            break
+        }
+        for path in sources.extraKeyPaths {
+            if let value = payload.value(atKeyPath: path) { payloadValues[path] = value }
+        }
+    }
+
+    private mutating func firstString(in payload: PayloadValue, at paths: [String], field: String) -> String? {
+        for path in paths {
+            guard let value = payload.value(atKeyPath: path) else { continue }
+            if case .string(let text) = value { return text }
+            problems.append("\(path): expected a string for \(field), found \(value.typeName); ignored")
+        }
+        return nil
+    }
+}
+
+/// Parses payload bytes by file name: binary or XML plist, or JSON.
+enum PayloadDecoder {
+    static func decode(_ bytes: [UInt8], fileName: String) throws(PayloadParseError) -> PayloadValue {
+        if fileName.hasSuffix(".json") { return try JSONParser.parse(bytes) }
+        if bytes.starts(with: Array("bplist".utf8)) { return try BinaryPropertyListParser.parse(bytes) }
+        return try XMLPropertyListParser.parse(bytes)
+    }
+}

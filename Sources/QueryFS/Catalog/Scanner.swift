@@ -1,0 +1,176 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+
+/// Reads items from a backing directory (SPEC §1) with plain system calls:
+/// per item one statx, and for a bundle a walk of its tree (statx each
+/// entry) plus one read of its payload. Nothing else is read.
+public struct Scanner: Sendable {
+    public var sources: FieldSources
+    /// Largest payload read; a larger one is reported and ignored.
+    public var payloadLimit = 16 << 20
+    /// Deepest folder level walked inside a bundle.
+    static let maximumBundleDepth = 64
+
+    public init(sources: FieldSources = FieldSources()) {
+        self.sources = sources
+    }
+
+    /// Every item of the directory at `path`. Items are read in parallel on
+    /// `threads` threads; their order in the result is unspecified.
+    public func scan(directory path: String, threads: Int = Scanner.defaultThreads) throws(SystemError) -> [Item] {
+        let root = try BackingDirectory(path: path)
+        return try scan(root, threads: threads)
+    }
+
+    public func scan(_ root: BackingDirectory, threads: Int = Scanner.defaultThreads) throws(SystemError) -> [Item] {
+        let names = try root.itemNames()
+        return Self.parallelMap(names, threads: threads) { name in scanItem(named: name, in: root.fd) }
+            .compactMap { $0 }
+    }
+
+    public static var defaultThreads: Int { max(1, min(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 8)) }
+
+    /// Re-reads one item; nil when it no longer exists (or became hidden).
+    public func scanItem(named name: ItemName, in rootFD: Int32) -> Item? {
+        guard !name.isHidden else { return nil }
+        return name.bytes.withCString { cName -> Item? in
+            let status: FileStatus
+            do {
+                status = try FileStatus(cName, in: rootFD)
+            } catch let error as SystemError {
+                if error.errno == ENOENT { return nil }
+                return Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"])
+            } catch {
+                return nil
+            }
+            guard status.isDirectory else {
+                return Item(name: name, kind: .file, modified: status.modified, created: status.created, size: status.size)
+            }
+            var walk = BundleWalk(modified: status.modified, scanner: self)
+            walk.walkBundle(cName, in: rootFD)
+            var item = Item(name: name, kind: .bundle, modified: walk.modified, created: status.created, size: walk.size)
+            item.problems = walk.problems
+            if let (fileName, bytes) = walk.payload {
+                apply(payloadBytes: bytes, fileName: fileName, to: &item)
+            } else if walk.problems.isEmpty {
+                item.problems.append("no payload (\(FieldSources.payloadFileNames.joined(separator: " or ")))")
+            }
+            return item
+        }
+    }
+
+    private func apply(payloadBytes: [UInt8], fileName: String, to item: inout Item) {
+        let payload: PayloadValue
+        do {
+            payload = try PayloadDecoder.decode(payloadBytes, fileName: fileName)
+        } catch {
+            item.problems.append("\(fileName) is malformed: \(error)")
+            return
+        }
+        let fields = PayloadFields(payload: payload, sources: sources)
+        if let title = fields.title { item.setTitle(title) }
+        item.archived = fields.archived
+        item.tags = fields.tags
+        item.url = fields.url
+        item.payloadValues = fields.payloadValues
+        item.problems += fields.problems.map { "\(fileName): \($0)" }
+    }
+
+    /// Runs `transform` over `elements` on `threads` threads, keeping order.
+    static func parallelMap<T, R>(_ elements: [T], threads: Int, _ transform: (T) -> R) -> [R] {
+        if threads <= 1 || elements.count < 64 { return elements.map(transform) }
+        var results = [R?](repeating: nil, count: elements.count)
+        results.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let output = buffer
+            nonisolated(unsafe) let input = elements
+            withoutActuallyEscaping(transform) { transform in
+                nonisolated(unsafe) let work = transform
+                DispatchQueue.concurrentPerform(iterations: threads) { worker in
+                    var index = worker
+                    while index < input.count {
+                        output[index] = work(input[index])
+                        index += threads
+                    }
+                }
+            }
+        }
+        return results.map { $0! }
+    }
+}
+
+/// The walk of one bundle's tree: latest mtime, total size of regular files,
+/// and the payload's bytes.
+struct BundleWalk {
+    var modified: Timestamp
+    let scanner: Scanner
+    var size: UInt64 = 0
+    var payload: (fileName: String, bytes: [UInt8])?
+    var problems: [String] = []
+
+    init(modified: Timestamp, scanner: Scanner) {
+        self.modified = modified
+        self.scanner = scanner
+    }
+
+    mutating func walkBundle(_ name: UnsafePointer<CChar>, in parentFD: Int32) {
+        walk(name, in: parentFD, depth: 0, path: "")
+    }
+
+    private mutating func walk(_ name: UnsafePointer<CChar>, in parentFD: Int32, depth: Int, path: String) {
+        let openedFD = DirectoryReader.openDirectory(name, in: parentFD)
+        guard openedFD >= 0, let stream = fdopendir(openedFD) else {
+            let error = SystemError.current("open")
+            if openedFD >= 0 { close(openedFD) }
+            problems.append("cannot open \(path.isEmpty ? "bundle" : path): \(error.message)")
+            return
+        }
+        defer { closedir(stream) }
+        let fd = dirfd(stream)
+        let entries: [DirectoryEntry]
+        do {
+            entries = try DirectoryReader.readEntries(stream)
+        } catch {
+            problems.append("cannot list \(path.isEmpty ? "bundle" : path): \(error.message)")
+            return
+        }
+        var payloadCandidates: [(String, [UInt8], Int)] = []
+        for entry in entries {
+            entry.name.withCString { cChild in
+                guard let status = try? FileStatus(cChild, in: fd) else { return }  // vanished meanwhile
+                if status.modified > modified { modified = status.modified }
+                if status.isRegularFile {
+                    size &+= status.size
+                    if depth == 0, let fileName = FieldSources.payloadFileNames.first(where: { Array($0.utf8) == entry.name }) {
+                        payloadCandidates.append((fileName, entry.name, Int(clamping: status.size)))
+                    }
+                } else if status.isDirectory, depth + 1 < Scanner.maximumBundleDepth {
+                    let childPath = path.isEmpty ? String(decoding: entry.name, as: UTF8.self)
+                        : path + "/" + String(decoding: entry.name, as: UTF8.self)
+                    walk(cChild, in: fd, depth: depth + 1, path: childPath)
+                }
+            }
+        }
+        guard depth == 0 else { return }
+        // payload.plist wins over payload.json when both exist.
+        let preferred = payloadCandidates.min { a, b in
+            FieldSources.payloadFileNames.firstIndex(of: a.0)! < FieldSources.payloadFileNames.firstIndex(of: b.0)!
+        }
+        if let (fileName, nameBytes, expectedSize) = preferred {
+            if expectedSize > scanner.payloadLimit {
+                problems.append("\(fileName) is larger than \(scanner.payloadLimit) bytes; ignored")
+                return
+            }
+            let result = nameBytes.withCString { cName in
+                Result { () throws(SystemError) in
+                    try DirectoryReader.readFile(cName, in: fd, expectedSize: expectedSize, limit: scanner.payloadLimit)
+                }
+            }
+            switch result {
+            case .success(let bytes): payload = (fileName, bytes)
+            case .failure(let error): problems.append("cannot read \(fileName): \(error.message)")
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+/// How a view's entries are named and where they point (SPEC §3 "Entries of
+/// a view"): `<rank> <title>.<ext>`, at most 255 bytes, symlinking into
+/// `bundles/`.
+public enum EntryNaming {
+    public static let maximumNameLength = 255
+
+    /// Sanitizes a title or tag for use in a file name: `/` → `∕` (U+2215),
+    /// control characters → space, invalid UTF-8 already U+FFFD (Swift
+    /// strings hold valid Unicode), leading and trailing white space trimmed.
+    public static func sanitize(_ text: String) -> String {
+        trimWhitespace(replacingUnsafeCharacters(in: text))
+    }
+
+    /// `/` → `∕` and control characters → space, without trimming.
+    static func replacingUnsafeCharacters(in text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x2F: scalars.append("\u{2215}")
+            case 0x00...0x1F, 0x7F: scalars.append(" ")
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
+    static func trimWhitespace(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[first...last])
+    }
+
+    /// The title as it appears in entry names: sanitized, falling back to the
+    /// item's name without `.ext` when nothing is left. (If even that is only
+    /// white space, it is kept untrimmed so the entry still has a title.)
+    public static func displayTitle(of item: Item) -> String {
+        let title = sanitize(item.title)
+        if !title.isEmpty { return title }
+        let stem = sanitize(item.name.stem)
+        return stem.isEmpty ? replacingUnsafeCharacters(in: item.name.stem) : stem
+    }
+
+    /// Width of the zero-padded rank: max(4, digits of the view's count).
+    public static func rankWidth(count: Int) -> Int {
+        max(4, String(count).count)
+    }
+
+    /// The entry name of the item at 1-based `rank` in a view of `count` entries.
+    public static func entryName(rank: Int, count: Int, item: Item) -> [UInt8] {
+        entryName(rank: rank, width: rankWidth(count: count), title: displayTitle(of: item),
+                  ext: replacingUnsafeCharacters(in: item.name.ext))
+    }
+
+    static func entryName(rank: Int, width: Int, title: String, ext: String) -> [UInt8] {
+        let digits = String(rank)
+        var name = Array(String(repeating: "0", count: max(0, width - digits.count)).utf8) + Array(digits.utf8)
+        name.append(UInt8(ascii: " "))
+        var suffix: [UInt8] = ext.isEmpty ? [] : [UInt8(ascii: ".")] + Array(ext.utf8)
+        // The extension is cut only when even an empty title cannot fit.
+        if name.count + suffix.count > maximumNameLength {
+            suffix = prefixOfWholeScalars(suffix, fitting: maximumNameLength - name.count)
+        }
+        name += prefixOfWholeScalars(Array(title.utf8), fitting: maximumNameLength - name.count - suffix.count)
+        return name + suffix
+    }
+
+    /// The longest prefix of valid UTF-8 `bytes` made of whole scalars that fits in `limit` bytes.
+    static func prefixOfWholeScalars(_ bytes: [UInt8], fitting limit: Int) -> [UInt8] {
+        guard bytes.count > limit else { return bytes }
+        guard limit > 0 else { return [] }
+        var end = limit
+        // Back up over continuation bytes (10xxxxxx) to a scalar boundary.
+        while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return Array(bytes[..<end])
+    }
+
+    /// The folder name of a tag under `tag/`, or nil when the tag has no
+    /// folder (empty, `.` or `..` once sanitized).
+    public static func tagFolderName(_ tag: String) -> String? {
+        let sanitized = sanitize(tag)
+        let cut = String(decoding: prefixOfWholeScalars(Array(sanitized.utf8), fitting: maximumNameLength), as: UTF8.self)
+        if cut.isEmpty || cut == "." || cut == ".." { return nil }
+        return cut
+    }
+}
+
+/// Where entries point: relative into `bundles/` (the default), or absolute
+/// under the mount point (`--absolute-links`).
+public enum LinkStyle: Equatable, Sendable {
+    case relative
+    case absolute(mountPoint: String)
+
+    /// The symlink target for an item, from a view folder `depth` levels
+    /// below the mount root (1 for `by-name/`, 2 for `tag/<tag>/`).
+    public func target(for name: ItemName, depth: Int) -> [UInt8] {
+        switch self {
+        case .relative:
+            var target: [UInt8] = []
+            target.reserveCapacity(depth * 3 + 8 + name.bytes.count)
+            for _ in 0..<depth { target += Array("../".utf8) }
+            return target + Array("bundles/".utf8) + name.bytes
+        case .absolute(let mountPoint):
+            let root = mountPoint.hasSuffix("/") ? String(mountPoint.dropLast()) : mountPoint
+            return Array("\(root)/bundles/".utf8) + name.bytes
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// One item of the backing directory (SPEC §1): a bundle or a plain file,
+/// with the fields views filter and sort on.
+public struct Item: Sendable {
+    public enum Kind: Sendable, Equatable { case bundle, file }
+
+    public var name: ItemName
+    public var kind: Kind
+    /// Payload `title`, else `webTitle`, else the name without `.ext`.
+    public var title: String
+    /// `NaturalOrder.sortKey(title)`, computed once.
+    public var titleSortKey: [UInt8]
+    public var archived: Bool
+    public var tags: [String]
+    public var url: String?
+    public var modified: Timestamp
+    public var created: Timestamp
+    public var size: UInt64
+    /// Payload values at the key paths the views ask for (`payload.KEY.PATH`),
+    /// extracted at scan time so the whole payload need not be kept.
+    public var payloadValues: [String: PayloadValue]
+    /// What was wrong with the payload, if anything (SPEC §1: reported, never hiding the item).
+    public var problems: [String]
+
+    public init(
+        name: ItemName, kind: Kind, title: String? = nil, archived: Bool = false, tags: [String] = [],
+        url: String? = nil, modified: Timestamp = .distantPast, created: Timestamp = .distantPast,
+        size: UInt64 = 0, payloadValues: [String: PayloadValue] = [:], problems: [String] = []
+    ) {
+        self.name = name
+        self.kind = kind
+        let resolvedTitle = title ?? name.stem
+        self.title = resolvedTitle
+        self.titleSortKey = NaturalOrder.sortKey(resolvedTitle)
+        self.archived = archived
+        self.tags = tags
+        self.url = url
+        self.modified = modified
+        self.created = created
+        self.size = size
+        self.payloadValues = payloadValues
+        self.problems = problems
+    }
+
+    public mutating func setTitle(_ newTitle: String) {
+        title = newTitle
+        titleSortKey = NaturalOrder.sortKey(newTitle)
+    }
+}

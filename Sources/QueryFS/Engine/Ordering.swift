@@ -1,0 +1,70 @@
+/// The order half of a view: sort keys applied in turn, ties broken by name
+/// bytewise ascending (SPEC §2).
+public struct Ordering: Equatable, Sendable {
+    public struct Key: Equatable, Sendable {
+        public var field: Field
+        public var ascending: Bool
+        public init(_ field: Field, ascending: Bool) {
+            self.field = field
+            self.ascending = ascending
+        }
+    }
+
+    public var keys: [Key]
+    public init(_ keys: [Key]) { self.keys = keys }
+
+    public static let titleNatural = Ordering([Key(.title, ascending: true)])
+    public static let newestModifiedFirst = Ordering([Key(.modified, ascending: false)])
+    public static let newestCreatedFirst = Ordering([Key(.created, ascending: false)])
+
+    /// Whether `a` comes before `b`.
+    public func precedes(_ a: Item, _ b: Item) -> Bool {
+        compare(a, b) < 0
+    }
+
+    /// Negative when `a` comes first; zero only for the same name.
+    public func compare(_ a: Item, _ b: Item) -> Int {
+        for key in keys {
+            let result = Self.compare(a, b, on: key.field)
+            if result != 0 { return key.ascending ? result : -result }
+        }
+        return compareBytes(a.name.bytes, b.name.bytes)
+    }
+
+    /// Compares one field ascending. A missing value sorts after any present
+    /// one in ascending order (before in descending).
+    @inline(__always)
+    static func compare(_ a: Item, _ b: Item, on field: Field) -> Int {
+        switch field {
+        case .title: return compareBytes(a.titleSortKey, b.titleSortKey)
+        case .modified: return a.modified == b.modified ? 0 : (a.modified < b.modified ? -1 : 1)
+        case .created: return a.created == b.created ? 0 : (a.created < b.created ? -1 : 1)
+        case .size: return a.size == b.size ? 0 : (a.size < b.size ? -1 : 1)
+        case .name: return compareBytes(a.name.bytes, b.name.bytes)
+        case .archived: return a.archived == b.archived ? 0 : (a.archived ? 1 : -1)
+        default:
+            let x = a.value(of: field), y = b.value(of: field)
+            switch (x, y) {
+            case (.missing, .missing): return 0
+            case (.missing, _): return 1
+            case (_, .missing): return -1
+            default: return FieldValue.compare(x, y) ?? Self.kindRank(x) - Self.kindRank(y)
+            }
+        }
+    }
+
+    private static func kindRank(_ value: FieldValue) -> Int {
+        switch value {
+        case .bool: 0
+        case .number: 1
+        case .date: 2
+        case .text: 3
+        case .list: 4
+        case .missing: 5
+        }
+    }
+
+    public var payloadKeyPaths: Set<String> {
+        Set(keys.compactMap { if case .payload(let path) = $0.field { path } else { nil } })
+    }
+}

@@ -1,0 +1,41 @@
+/// A view: a folder path under the mount, a filter and an order (SPEC §2).
+/// Built-in views, tag views and configured views are all just values of this.
+public struct ViewDefinition: Equatable, Sendable {
+    /// Path components under the mount root, e.g. `["by-name"]`, `["tag", "rock∕metal"]`.
+    public var path: [String]
+    public var filter: Predicate
+    public var order: Ordering
+
+    public init(path: [String], filter: Predicate, order: Ordering) {
+        self.path = path
+        self.filter = filter
+        self.order = order
+    }
+
+    /// The path as `queryfs ls` and `queryfs views` spell it (`tag/rock∕metal`).
+    public var pathString: String { path.joined(separator: "/") }
+
+    /// How many folders below the mount root the view's entries live.
+    public var depth: Int { path.count }
+
+    public static let byName = ViewDefinition(path: ["by-name"], filter: .all, order: .titleNatural)
+    public static let byModified = ViewDefinition(path: ["by-modified"], filter: .all, order: .newestModifiedFirst)
+    public static let byCreated = ViewDefinition(path: ["by-created"], filter: .all, order: .newestCreatedFirst)
+    public static let unarchived = ViewDefinition(
+        path: ["unarchived"], filter: .compare(.archived, .equal, .bool(false)), order: .newestModifiedFirst)
+    public static let archived = ViewDefinition(
+        path: ["archived"], filter: .compare(.archived, .equal, .bool(true)), order: .newestModifiedFirst)
+
+    /// The views every mount has, whatever the data.
+    public static let builtIn: [ViewDefinition] = [.byName, .byModified, .byCreated, .unarchived, .archived]
+
+    /// The folder that holds one view per tag.
+    public static let tagFolder = "tag"
+
+    /// `tag/<folder>/`: items carrying a tag that sanitizes to `folder`, newest first.
+    public static func tag(folder: String) -> ViewDefinition {
+        ViewDefinition(path: [tagFolder, folder], filter: .hasTagFolder(folder), order: .newestModifiedFirst)
+    }
+
+    public var payloadKeyPaths: Set<String> { filter.payloadKeyPaths.union(order.payloadKeyPaths) }
+}

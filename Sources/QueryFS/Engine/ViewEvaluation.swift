@@ -1,0 +1,76 @@
+/// One entry of a view as the mount shows it: a symlink named so that `ls`
+/// lists the view in order.
+public struct ViewEntry: Equatable, Sendable {
+    public var name: [UInt8]
+    public var target: [UInt8]
+    /// Index of the item in the catalog it was computed from.
+    public var itemIndex: Int
+    /// The item's `modified`, shown as the symlink's mtime.
+    public var modified: Timestamp
+
+    public var nameString: String { String(decoding: name, as: UTF8.self) }
+    public var targetString: String { String(decoding: target, as: UTF8.self) }
+}
+
+extension ViewDefinition {
+    /// Indexes of the items in the view, in the view's order.
+    public func select(_ items: [Item]) -> [Int] {
+        var selected = items.indices.filter { filter.matches(items[$0]) }
+        let order = self.order
+        selected.sort { order.compare(items[$0], items[$1]) < 0 }
+        return selected
+    }
+
+    /// The view's entries over `items`.
+    public func entries(of items: [Item], linkStyle: LinkStyle = .relative) -> [ViewEntry] {
+        let selected = select(items)
+        return selected.enumerated().map { offset, index in
+            let item = items[index]
+            return ViewEntry(
+                name: EntryNaming.entryName(rank: offset + 1, count: selected.count, item: item),
+                target: linkStyle.target(for: item.name, depth: depth),
+                itemIndex: index,
+                modified: item.modified)
+        }
+    }
+}
+
+/// Every view over a set of items: the built-ins, one per tag in use, and
+/// any configured views.
+public struct ViewSet: Sendable {
+    public var fixed: [ViewDefinition]
+
+    public init(fixed: [ViewDefinition] = ViewDefinition.builtIn) {
+        self.fixed = fixed
+    }
+
+    /// Tag folder names in use, sorted bytewise.
+    public static func tagFolders(of items: [Item]) -> [String] {
+        var folders = Set<String>()
+        for item in items {
+            for tag in item.tags {
+                if let folder = EntryNaming.tagFolderName(tag) { folders.insert(folder) }
+            }
+        }
+        return folders.sorted { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
+    }
+
+    /// All views over `items`, fixed views first, then `tag/<tag>/` folders.
+    public func views(over items: [Item]) -> [ViewDefinition] {
+        fixed + Self.tagFolders(of: items).map(ViewDefinition.tag(folder:))
+    }
+
+    /// The view at a path as typed by a user (`unarchived`, `tag/rock∕metal`,
+    /// with or without a trailing slash), or nil.
+    public func view(at path: String, over items: [Item]) -> ViewDefinition? {
+        let components = path.split(separator: "/").map(String.init)
+        if let view = fixed.first(where: { $0.path == components }) { return view }
+        if components.count == 2, components[0] == ViewDefinition.tagFolder,
+           Self.tagFolders(of: items).contains(components[1]) {
+            return .tag(folder: components[1])
+        }
+        return nil
+    }
+
+    public var payloadKeyPaths: Set<String> { fixed.reduce(into: []) { $0.formUnion($1.payloadKeyPaths) } }
+}

@@ -1,0 +1,63 @@
+/// A value inside a payload (property list or JSON), independent of the
+/// format it was read from.
+public indirect enum PayloadValue: Equatable, Sendable {
+    case string(String)
+    case integer(Int64)
+    case real(Double)
+    case bool(Bool)
+    /// Seconds since 1970.
+    case date(Double)
+    case data([UInt8])
+    case array([PayloadValue])
+    case dictionary([String: PayloadValue])
+    case null
+
+    /// The value at a key path (`webLocation.relative`): each component is a
+    /// dictionary key, or an array index.
+    public func value(atKeyPath path: some Collection<Substring>) -> PayloadValue? {
+        var current = self
+        for component in path {
+            switch current {
+            case .dictionary(let dictionary):
+                guard let next = dictionary[String(component)] else { return nil }
+                current = next
+            case .array(let array):
+                guard let index = Int(component), array.indices.contains(index) else { return nil }
+                current = array[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    public func value(atKeyPath path: String) -> PayloadValue? {
+        value(atKeyPath: path.split(separator: ".", omittingEmptySubsequences: false))
+    }
+
+    /// A short name of the value's type, for problem reports.
+    public var typeName: String {
+        switch self {
+        case .string: "string"
+        case .integer: "integer"
+        case .real: "real"
+        case .bool: "boolean"
+        case .date: "date"
+        case .data: "data"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        case .null: "null"
+        }
+    }
+}
+
+/// A payload that could not be parsed, with where and why.
+public struct PayloadParseError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let offset: Int
+    public let reason: String
+    public init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+    public var description: String { "\(reason) at byte \(offset)" }
+}

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemShims
+
+/// An entry read from a directory: its name bytes and `d_type`.
+struct DirectoryEntry {
+    var name: [UInt8]
+    var type: UInt8
+
+    var isDotOrDotDot: Bool {
+        name == [0x2E] || name == [0x2E, 0x2E]
+    }
+}
+
+enum DirectoryReader {
+    /// Reads every entry of the directory open at `fd` (except `.` and `..`).
+    /// Takes ownership of `fd` and closes it.
+    static func readEntries(consuming fd: Int32) throws(SystemError) -> [DirectoryEntry] {
+        guard let stream = fdopendir(fd) else {
+            let error = SystemError.current("fdopendir")
+            close(fd)
+            throw error
+        }
+        defer { closedir(stream) }
+        return try readEntries(stream)
+    }
+
+    /// Reads every entry of an open directory stream (except `.` and `..`).
+    static func readEntries(_ stream: OpaquePointer) throws(SystemError) -> [DirectoryEntry] {
+        var entries: [DirectoryEntry] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw SystemError.current("readdir") }
+                return entries
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            let item = DirectoryEntry(name: name, type: entry.pointee.d_type)
+            if !item.isDotOrDotDot { entries.append(item) }
+        }
+    }
+
+    /// Opens a directory relative to `dirfd` without following a final symlink.
+    static func openDirectory(_ name: UnsafePointer<CChar>, in dirfd: Int32) -> Int32 {
+        retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// Reads a whole regular file relative to `dirfd`, up to `limit` bytes.
+    static func readFile(_ name: UnsafePointer<CChar>, in dirfd: Int32, expectedSize: Int, limit: Int) throws(SystemError) -> [UInt8] {
+        let fd = retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { throw SystemError.current("open") }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: min(max(expectedSize, 0), limit) + 1)
+        var filled = 0
+        while true {
+            if filled == buffer.count {
+                guard buffer.count <= limit else { throw SystemError(errno: EFBIG, operation: "read") }
+                buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count))
+            }
+            let count = buffer.withUnsafeMutableBytes { raw in
+                retryingOnEINTR { read(fd, raw.baseAddress! + filled, raw.count - filled) }
+            }
+            if count < 0 { throw SystemError.current("read") }
+            if count == 0 { break }
+            filled += count
+        }
+        buffer.removeSubrange(filled...)
+        return buffer
+    }
+}
+
+/// `struct statx` fields as queryfs uses them.
+struct FileStatus {
+    var raw: qfs_stat
+
+    /// lstat (via statx) of `name` relative to `dirfd`.
+    init(_ name: UnsafePointer<CChar>, in dirfd: Int32) throws(SystemError) {
+        var status = qfs_stat()
+        guard qfs_lstatat(dirfd, name, &status) == 0 else { throw SystemError.current("stat") }
+        raw = status
+    }
+
+    var isDirectory: Bool { raw.mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+    var isRegularFile: Bool { raw.mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+    var size: UInt64 { raw.size }
+    var modified: Timestamp { Timestamp(seconds: raw.mtime_sec, nanoseconds: raw.mtime_nsec) }
+    /// Birth time where the filesystem records one, else mtime (SPEC §1 `created`).
+    var created: Timestamp {
+        raw.has_btime != 0 ? Timestamp(seconds: raw.btime_sec, nanoseconds: raw.btime_nsec) : modified
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Calls `body` with the bytes as a NUL-terminated C string.
+    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        var terminated = self
+        terminated.append(0)
+        return try terminated.withUnsafeBufferPointer { buffer in
+            try buffer.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) }
+        }
+    }
+}

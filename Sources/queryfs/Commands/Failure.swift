@@ -1,0 +1,37 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure the user caused or can fix: printed as one line on stderr,
+/// exit status 2, no usage text and no stack trace.
+struct Failure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+extension ParsableCommand {
+    /// Runs `body`, turning any error into one line and exit status 2.
+    func reportingFailures(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let failure as Failure {
+            fail(failure.message)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    private func fail(_ message: String) -> Never {
+        printError(message)
+        Glibc.exit(2)
+    }
+}
+
+/// Writes `queryfs: message` as one line on stderr.
+func printError(_ message: String) {
+    let line = Array("queryfs: \(message)\n".utf8)
+    line.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress!, $0.count) }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import QueryFS
+
+/// `queryfs views BACKING`: every view path with its count.
+struct ViewsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "views", abstract: "List every view path with its number of entries.")
+
+    @Argument(help: "The backing directory.") var backing: String
+
+    func run() throws {
+        try reportingFailures {
+            let catalog = try CatalogLoader.load(backing)
+            var output = StandardOutput()
+            for view in catalog.views {
+                output.line("\(view.pathString)\t\(view.select(catalog.items).count)")
+            }
+            output.flush()
+        }
+    }
+}
+
+/// `queryfs status BACKING`: a summary and every payload problem.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Summarize the items and list payload problems.")
+
+    @Argument(help: "The backing directory.") var backing: String
+
+    func run() throws {
+        try reportingFailures {
+            let catalog = try CatalogLoader.load(backing)
+            var output = StandardOutput()
+            for line in CatalogSummary(catalog).lines { output.line(line) }
+            for (item, problem) in catalog.problems {
+                output.write(Array("  ".utf8) + item.bytes + Array(": \(problem)\n".utf8))
+            }
+            output.flush()
+        }
+    }
+}

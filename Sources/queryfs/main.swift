@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// `queryfs`: live, queryable folders over a directory of document bundles.
+struct QueryFSCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queryfs",
+        abstract: "Sorted, filtered, live views of a directory of document bundles.",
+        subcommands: [ListCommand.self, ViewsCommand.self, StatusCommand.self]
+    )
+}
+
+QueryFSCommand.main()
