@@ -1,1 +1,88 @@
-print("bench")
+// queryfs-bench: measurements that need to be taken inside the process.
+//
+//   queryfs-bench scan BACKING [--rounds N] [--threads N]
+//
+// Scans BACKING into items and compares the time against the I/O floor: the
+// same directory walked with the same statx/open/getdents/read calls and no
+// parsing, measured in the same run (interleaved, best of N rounds, caches
+// warm). Also reports the peak memory above the process's baseline.
+
+import QueryFS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    let line = Array("queryfs-bench: \(message)\n".utf8)
+    line.withUnsafeBytes { _ = write(2, $0.baseAddress!, $0.count) }
+    exit(2)
+}
+
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Peak resident set size of this process so far, in bytes.
+func peakResidentBytes() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss * 1024
+}
+
+func format(_ value: Double, _ digits: Int = 2) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let rounded = (value * scale).rounded() / scale
+    return String(rounded)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.first == "scan", arguments.count >= 2 else { fail("usage: queryfs-bench scan BACKING [--rounds N] [--threads N]") }
+let backing = arguments[1]
+var rounds = 3
+var threads = Scanner.defaultThreads
+var index = 2
+while index < arguments.count {
+    let value = index + 1 < arguments.count ? Int(arguments[index + 1]) : nil
+    switch (arguments[index], value) {
+    case ("--rounds", let value?): rounds = max(1, value)
+    case ("--threads", let value?): threads = max(1, value)
+    default: fail("unexpected argument '\(arguments[index])'")
+    }
+    index += 2
+}
+
+let baseline = peakResidentBytes()
+let root: BackingDirectory
+do { root = try BackingDirectory(path: backing) } catch { fail("\(error)") }
+let scanner = Scanner()
+
+// Warm the page cache and dentry cache once, so both sides read from memory.
+_ = try? scanner.walkWithoutParsing(root, threads: threads)
+
+var floorBest = Double.infinity
+var scanBest = Double.infinity
+var itemCount = 0
+var kept: [Item] = []
+for _ in 0..<rounds {
+    var start = now()
+    _ = try? scanner.walkWithoutParsing(root, threads: threads)
+    floorBest = min(floorBest, now() - start)
+
+    kept = []
+    start = now()
+    do { kept = try scanner.scan(root, threads: threads) } catch { fail("\(error)") }
+    scanBest = min(scanBest, now() - start)
+    itemCount = kept.count
+}
+let peak = peakResidentBytes()
+let perItem = itemCount > 0 ? Double(peak - baseline) / Double(itemCount) : 0
+
+print("scan of \(itemCount) items in \(backing) (\(threads) threads, best of \(rounds))")
+print("  scan:        \(format(scanBest, 3)) s  (\(Int(Double(itemCount) / scanBest)) items/s)")
+print("  I/O floor:   \(format(floorBest, 3)) s  (same statx/open/getdents/read calls, no parsing)")
+print("  ratio:       \(format(scanBest / floorBest))x the floor   (bar: <= 2x)")
+print("  peak memory: \(format(Double(peak - baseline) / 1_048_576, 1)) MiB above baseline = \(Int(perItem)) bytes/item   (bar: <= 1024)")
+withExtendedLifetime(kept) {}

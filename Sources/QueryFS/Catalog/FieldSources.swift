@@ -10,6 +10,18 @@ public struct FieldSources: Equatable, Sendable {
 
     public init() {}
 
+    /// The key paths split once (the scan looks them up for every item).
+    struct SplitPaths: Sendable {
+        var title, archived, tags, url, extra: [PayloadValue.KeyPath]
+    }
+
+    var splitPaths: SplitPaths {
+        SplitPaths(
+            title: title.map(PayloadValue.KeyPath.init), archived: archived.map(PayloadValue.KeyPath.init),
+            tags: tags.map(PayloadValue.KeyPath.init), url: url.map(PayloadValue.KeyPath.init),
+            extra: extraKeyPaths.sorted().map(PayloadValue.KeyPath.init))
+    }
+
     /// The payload files a bundle may hold, in order of preference.
     public static let payloadFileNames = ["payload.plist", "payload.json"]
 }
@@ -23,46 +35,48 @@ struct PayloadFields {
     var payloadValues: [String: PayloadValue] = [:]
     var problems: [String] = []
 
-    init(payload: PayloadValue, sources: FieldSources) {
+    init() {}
+
+    init(payload: PayloadValue, paths: FieldSources.SplitPaths) {
         guard case .dictionary = payload else {
             problems.append("payload's top level is a \(payload.typeName), not a dictionary")
             return
         }
-        title = firstString(in: payload, at: sources.title, field: "title")
-        url = firstString(in: payload, at: sources.url, field: "url")
-        for path in sources.archived {
+        title = firstString(in: payload, at: paths.title, field: "title")
+        url = firstString(in: payload, at: paths.url, field: "url")
+        for path in paths.archived {
             guard let value = payload.value(atKeyPath: path) else { continue }
             if case .bool(let flag) = value {
                 archived = flag
                 break
             }
-            problems.append("\(path): expected a boolean, found \(value.typeName); ignored")
+            problems.append("\(path.string): expected a boolean, found \(value.typeName); ignored")
         }
-        for path in sources.tags {
+        for path in paths.tags {
             guard let value = payload.value(atKeyPath: path) else { continue }
             guard case .array(let elements) = value else {
-                problems.append("\(path): expected an array of strings, found \(value.typeName); ignored")
+                problems.append("\(path.string): expected an array of strings, found \(value.typeName); ignored")
                 continue
             }
             for element in elements {
                 if case .string(let tag) = element {
                     if !tags.contains(tag) { tags.append(tag) }
                 } else {
-                    problems.append("\(path): a tag is a \(element.typeName), not a string; ignored")
+                    problems.append("\(path.string): a tag is a \(element.typeName), not a string; ignored")
                 }
             }
             break
         }
-        for path in sources.extraKeyPaths {
-            if let value = payload.value(atKeyPath: path) { payloadValues[path] = value }
+        for path in paths.extra {
+            if let value = payload.value(atKeyPath: path) { payloadValues[path.string] = value }
         }
     }
 
-    private mutating func firstString(in payload: PayloadValue, at paths: [String], field: String) -> String? {
+    private mutating func firstString(in payload: PayloadValue, at paths: [PayloadValue.KeyPath], field: String) -> String? {
         for path in paths {
             guard let value = payload.value(atKeyPath: path) else { continue }
             if case .string(let text) = value { return text }
-            problems.append("\(path): expected a string for \(field), found \(value.typeName); ignored")
+            problems.append("\(path.string): expected a string for \(field), found \(value.typeName); ignored")
         }
         return nil
     }

@@ -1,6 +1,7 @@
 /// A value inside a payload (property list or JSON), independent of the
-/// format it was read from.
-public indirect enum PayloadValue: Equatable, Sendable {
+/// format it was read from. Not `indirect`: arrays and dictionaries already
+/// live on the heap, and boxing every scalar would cost an allocation each.
+public enum PayloadValue: Equatable, Sendable {
     case string(String)
     case integer(Int64)
     case real(Double)
@@ -32,7 +33,24 @@ public indirect enum PayloadValue: Equatable, Sendable {
     }
 
     public func value(atKeyPath path: String) -> PayloadValue? {
-        value(atKeyPath: path.split(separator: ".", omittingEmptySubsequences: false))
+        value(atKeyPath: KeyPath(path))
+    }
+
+    /// A key path split once, for lookups on the scan's hot path.
+    public struct KeyPath: Hashable, Sendable {
+        public let string: String
+        let components: [Substring]
+        public init(_ string: String) {
+            self.string = string
+            components = string.split(separator: ".", omittingEmptySubsequences: false)
+        }
+    }
+
+    public func value(atKeyPath path: KeyPath) -> PayloadValue? {
+        if path.components.count == 1, case .dictionary(let dictionary) = self {
+            return dictionary[path.string]
+        }
+        return value(atKeyPath: path.components)
     }
 
     /// A short name of the value's type, for problem reports.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A parser for XML property lists (Apple's plist DTD), written for speed:
 /// scanning 100,000 bundles must cost little more than reading them, and
 /// Foundation's parser would dominate. It reads bytes, understands the plist
@@ -24,7 +28,7 @@ public struct XMLPropertyListParser {
         skipMisc()
         var tag = try readTag()
         var insidePlist = false
-        if tag.name == "plist" {
+        if tag.kind == .plist {
             guard !tag.isClosing else { throw error("unexpected </plist>") }
             if tag.isEmpty { throw error("empty <plist/>") }
             insidePlist = true
@@ -35,7 +39,7 @@ public struct XMLPropertyListParser {
         skipMisc()
         if insidePlist {
             let closing = try readTag()
-            guard closing.isClosing, closing.name == "plist" else { throw error("expected </plist>") }
+            guard closing.isClosing, closing.kind == .plist else { throw error("expected </plist>") }
             skipMisc()
         }
         guard position == bytes.count else { throw error("unexpected content after the property list") }
@@ -46,29 +50,29 @@ public struct XMLPropertyListParser {
 
     private mutating func parseValue(opening tag: Tag) throws(PayloadParseError) -> PayloadValue {
         guard !tag.isClosing else { throw error("unexpected </\(tag.name)>") }
-        switch tag.name {
-        case "dict": return try parseDictionary(empty: tag.isEmpty)
-        case "array": return try parseArray(empty: tag.isEmpty)
-        case "string": return .string(tag.isEmpty ? "" : try readText(closing: "string"))
-        case "true": try expectEmpty(tag); return .bool(true)
-        case "false": try expectEmpty(tag); return .bool(false)
-        case "integer":
-            let text = tag.isEmpty ? "" : try readText(closing: "integer")
+        switch tag.kind {
+        case .dict: return try parseDictionary(empty: tag.isEmpty)
+        case .array: return try parseArray(empty: tag.isEmpty)
+        case .string: return .string(tag.isEmpty ? "" : try readText(closing: .string))
+        case .true: try expectEmpty(tag); return .bool(true)
+        case .false: try expectEmpty(tag); return .bool(false)
+        case .integer:
+            let text = tag.isEmpty ? "" : try readText(closing: .integer)
             return try parseInteger(text)
-        case "real":
-            let text = (tag.isEmpty ? "" : try readText(closing: "real")).trimmingASCIIWhitespace
+        case .real:
+            let text = (tag.isEmpty ? "" : try readText(closing: .real)).trimmingASCIIWhitespace
             guard let value = Double(text) ?? Self.specialReal(text) else { throw error("bad <real> '\(text)'") }
             return .real(value)
-        case "date":
-            let text = (tag.isEmpty ? "" : try readText(closing: "date")).trimmingASCIIWhitespace
+        case .date:
+            let text = (tag.isEmpty ? "" : try readText(closing: .date)).trimmingASCIIWhitespace
             guard let seconds = ISO8601.parse(text) else { throw error("bad <date> '\(text)'") }
             return .date(seconds)
-        case "data":
-            let text = tag.isEmpty ? "" : try readText(closing: "data")
+        case .data:
+            let text = tag.isEmpty ? "" : try readText(closing: .data)
             guard let decoded = Base64.decode(text) else { throw error("bad base64 in <data>") }
             return .data(decoded)
-        default:
-            throw error("unknown element <\(tag.name)>")
+        case .plist, .key, .other:
+            throw error("unexpected element <\(tag.name)>")
         }
     }
 
@@ -81,11 +85,11 @@ public struct XMLPropertyListParser {
             skipMisc()
             let tag = try readTag()
             if tag.isClosing {
-                guard tag.name == "dict" else { throw error("expected </dict>, found </\(tag.name)>") }
+                guard tag.kind == .dict else { throw error("expected </dict>, found </\(tag.name)>") }
                 return .dictionary(dictionary)
             }
-            guard tag.name == "key" else { throw error("expected <key> in <dict>, found <\(tag.name)>") }
-            let key = tag.isEmpty ? "" : try readText(closing: "key")
+            guard tag.kind == .key else { throw error("expected <key> in <dict>, found <\(tag.name)>") }
+            let key = tag.isEmpty ? "" : try readText(closing: .key)
             skipMisc()
             let valueTag = try readTag()
             dictionary[key] = try parseValue(opening: valueTag)
@@ -101,7 +105,7 @@ public struct XMLPropertyListParser {
             skipMisc()
             let tag = try readTag()
             if tag.isClosing {
-                guard tag.name == "array" else { throw error("expected </array>, found </\(tag.name)>") }
+                guard tag.kind == .array else { throw error("expected </array>, found </\(tag.name)>") }
                 return .array(array)
             }
             array.append(try parseValue(opening: tag))
@@ -138,10 +142,32 @@ public struct XMLPropertyListParser {
 
     // MARK: Tags and text
 
+    /// An element tag; its name stays a byte range until someone needs a String.
     private struct Tag {
-        var name: String
+        var kind: Kind
+        var nameBytes: UnsafeBufferPointer<UInt8>
         var isClosing: Bool
         var isEmpty: Bool
+
+        enum Kind { case plist, dict, array, key, string, integer, real, date, data, `true`, `false`, other }
+
+        var name: String { String(decoding: nameBytes, as: UTF8.self) }
+
+        static func kind(of name: UnsafeBufferPointer<UInt8>) -> Kind {
+            func equals(_ literal: StaticString) -> Bool {
+                literal.utf8CodeUnitCount == name.count
+                    && memcmp(literal.utf8Start, name.baseAddress!, name.count) == 0
+            }
+            switch name.count {
+            case 3: return equals("key") ? .key : .other
+            case 4: return equals("dict") ? .dict : equals("real") ? .real : equals("date") ? .date
+                : equals("data") ? .data : equals("true") ? .true : .other
+            case 5: return equals("plist") ? .plist : equals("array") ? .array : equals("false") ? .false : .other
+            case 6: return equals("string") ? .string : .other
+            case 7: return equals("integer") ? .integer : .other
+            default: return .other
+            }
+        }
     }
 
     /// Reads `<name attr…>`, `</name>` or `<name/>` at the current position.
@@ -158,7 +184,8 @@ public struct XMLPropertyListParser {
         let nameStart = position
         while position < bytes.count, !Self.endsName(bytes[position]) { position += 1 }
         guard position > nameStart else { throw error("empty element name") }
-        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[nameStart..<position]), as: UTF8.self)
+        let nameBytes = UnsafeBufferPointer(rebasing: bytes[nameStart..<position])
+        let kind = Tag.kind(of: nameBytes)
         // Attributes are accepted and ignored (e.g. <plist version="1.0">).
         var quote: UInt8 = 0
         while position < bytes.count {
@@ -170,11 +197,11 @@ public struct XMLPropertyListParser {
             } else if byte == UInt8(ascii: ">") {
                 let isEmpty = bytes[position - 1] == UInt8(ascii: "/")
                 position += 1
-                return Tag(name: name, isClosing: isClosing, isEmpty: isEmpty && !isClosing)
+                return Tag(kind: kind, nameBytes: nameBytes, isClosing: isClosing, isEmpty: isEmpty && !isClosing)
             }
             position += 1
         }
-        throw error("unterminated element <\(name)")
+        throw error("unterminated element <\(String(decoding: nameBytes, as: UTF8.self))")
     }
 
     private static func endsName(_ byte: UInt8) -> Bool {
@@ -183,35 +210,39 @@ public struct XMLPropertyListParser {
     }
 
     /// Reads character data up to `</closing>`, decoding entities and CDATA.
-    private mutating func readText(closing: String) throws(PayloadParseError) -> String {
-        var result: [UInt8] = []
+    /// Plain text (the common case) becomes a String straight from the input.
+    private mutating func readText(closing: Tag.Kind) throws(PayloadParseError) -> String {
+        var decoded: [UInt8]?  // only once an entity, CDATA or comment appears
         var plainStart = position
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "<") {
-                result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<position]))
-                if hasPrefix("<![CDATA[") {
-                    position += 9
-                    guard let end = find("]]>") else { throw error("unterminated CDATA") }
-                    result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<end]))
-                    position = end + 3
-                    plainStart = position
-                    continue
-                }
-                if hasPrefix("<!--") {
-                    try skipComment()
+                let plain = UnsafeBufferPointer(rebasing: bytes[plainStart..<position])
+                if hasPrefix("<![CDATA[") || hasPrefix("<!--") {
+                    decoded = (decoded ?? []) + plain
+                    if hasPrefix("<!--") {
+                        try skipComment()
+                    } else {
+                        position += 9
+                        guard let end = find("]]>") else { throw error("unterminated CDATA") }
+                        decoded! += UnsafeBufferPointer(rebasing: bytes[position..<end])
+                        position = end + 3
+                    }
                     plainStart = position
                     continue
                 }
                 let tag = try readTag()
-                guard tag.isClosing, tag.name == closing else {
+                guard tag.isClosing, tag.kind == closing else {
                     throw error("expected </\(closing)>, found <\(tag.isClosing ? "/" : "")\(tag.name)>")
                 }
-                return String(decoding: result, as: UTF8.self)
+                guard var decoded else { return String(decoding: plain, as: UTF8.self) }
+                decoded += plain
+                return String(decoding: decoded, as: UTF8.self)
             }
             if byte == UInt8(ascii: "&") {
-                result.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<position]))
-                try readEntity(into: &result)
+                var text = (decoded ?? []) + UnsafeBufferPointer(rebasing: bytes[plainStart..<position])
+                try readEntity(into: &text)
+                decoded = text
                 plainStart = position
                 continue
             }

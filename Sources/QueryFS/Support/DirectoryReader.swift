@@ -65,7 +65,10 @@ enum DirectoryReader {
             }
             if count < 0 { throw SystemError.current("read") }
             if count == 0 { break }
+            let requested = buffer.count - filled
             filled += count
+            // A short read of a regular file is its end: skip the read that would return 0.
+            if count < requested { break }
         }
         buffer.removeSubrange(filled...)
         return buffer
