@@ -39,6 +39,22 @@ func format(_ value: Double, _ digits: Int = 2) -> String {
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "phases", arguments.count >= 2 {
+    // Where the time of `queryfs ls BACKING by-modified` goes.
+    var start = now()
+    let catalog: Catalog
+    do { catalog = try Catalog.load(backing: arguments[1]) } catch { fail("\(error)") }
+    print("load:   \(format(now() - start, 3)) s")
+    for view in [ViewDefinition.byModified, .byName] {
+        start = now()
+        let selected = view.select(catalog.items)
+        print("\(view.pathString) select+sort: \(format(now() - start, 3)) s (\(selected.count))")
+        start = now()
+        let entries = catalog.entries(of: view)
+        print("\(view.pathString) entries:     \(format(now() - start, 3)) s (\(entries.count))")
+    }
+    exit(0)
+}
 guard arguments.first == "scan", arguments.count >= 2 else { fail("usage: queryfs-bench scan BACKING [--rounds N] [--threads N]") }
 let backing = arguments[1]
 var rounds = 3

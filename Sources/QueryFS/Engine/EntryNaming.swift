@@ -8,7 +8,16 @@ public enum EntryNaming {
     /// control characters → space, invalid UTF-8 already U+FFFD (Swift
     /// strings hold valid Unicode), leading and trailing white space trimmed.
     public static func sanitize(_ text: String) -> String {
-        trimWhitespace(replacingUnsafeCharacters(in: text))
+        if isAlreadySafe(text) { return text }
+        return trimWhitespace(replacingUnsafeCharacters(in: text))
+    }
+
+    /// Fast path: printable ASCII without `/`, not starting or ending with a
+    /// space — most titles — needs no change.
+    private static func isAlreadySafe(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last, first != 0x20, last != 0x20 else { return false }
+        return utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2F || $0 == 0x20 }
     }
 
     /// `/` → `∕` and control characters → space, without trimming.
@@ -48,21 +57,40 @@ public enum EntryNaming {
 
     /// The entry name of the item at 1-based `rank` in a view of `count` entries.
     public static func entryName(rank: Int, count: Int, item: Item) -> [UInt8] {
-        entryName(rank: rank, width: rankWidth(count: count), title: displayTitle(of: item),
-                  ext: replacingUnsafeCharacters(in: item.name.ext))
+        let ext = item.name.ext
+        return entryName(rank: rank, width: rankWidth(count: count), title: displayTitle(of: item),
+                         ext: isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext))
     }
 
     static func entryName(rank: Int, width: Int, title: String, ext: String) -> [UInt8] {
-        let digits = String(rank)
-        var name = Array(String(repeating: "0", count: max(0, width - digits.count)).utf8) + Array(digits.utf8)
+        var name: [UInt8] = []
+        name.reserveCapacity(width + 1 + title.utf8.count + 1 + ext.utf8.count)
+        appendRank(rank, width: width, to: &name)
         name.append(UInt8(ascii: " "))
         var suffix: [UInt8] = ext.isEmpty ? [] : [UInt8(ascii: ".")] + Array(ext.utf8)
         // The extension is cut only when even an empty title cannot fit.
         if name.count + suffix.count > maximumNameLength {
             suffix = prefixOfWholeScalars(suffix, fitting: maximumNameLength - name.count)
         }
-        name += prefixOfWholeScalars(Array(title.utf8), fitting: maximumNameLength - name.count - suffix.count)
+        let room = maximumNameLength - name.count - suffix.count
+        if title.utf8.count <= room {
+            name.append(contentsOf: title.utf8)
+        } else {
+            name += prefixOfWholeScalars(Array(title.utf8), fitting: room)
+        }
         return name + suffix
+    }
+
+    /// Appends `rank` zero-padded to `width` digits.
+    static func appendRank(_ rank: Int, width: Int, to name: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var value = rank
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        for _ in digits.count..<max(width, digits.count) { name.append(UInt8(ascii: "0")) }
+        name.append(contentsOf: digits.reversed())
     }
 
     /// The longest prefix of valid UTF-8 `bytes` made of whole scalars that fits in `limit` bytes.

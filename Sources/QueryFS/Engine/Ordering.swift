@@ -24,17 +24,53 @@ public struct Ordering: Equatable, Sendable {
 
     /// Negative when `a` comes first; zero only for the same name.
     public func compare(_ a: Item, _ b: Item) -> Int {
-        for key in keys {
-            let result = Self.compare(a, b, on: key.field)
-            if result != 0 { return key.ascending ? result : -result }
+        comparator()(a, b)
+    }
+
+    /// A comparison function compiled once per sort: the keys are resolved
+    /// up front so that each of the n·log n comparisons touches only the
+    /// fields it needs (no copies of the key list or of field names).
+    public func comparator() -> @Sendable (borrowing Item, borrowing Item) -> Int {
+        @Sendable func byName(_ a: borrowing Item, _ b: borrowing Item) -> Int {
+            compareBytes(a.name.bytes, b.name.bytes)
         }
-        return compareBytes(a.name.bytes, b.name.bytes)
+        if keys.count == 1 {
+            let ascending = keys[0].ascending
+            switch keys[0].field {
+            case .modified:
+                return { a, b in
+                    if a.modified != b.modified { return (a.modified < b.modified) == ascending ? -1 : 1 }
+                    return byName(a, b)
+                }
+            case .created:
+                return { a, b in
+                    if a.created != b.created { return (a.created < b.created) == ascending ? -1 : 1 }
+                    return byName(a, b)
+                }
+            case .title:
+                return { a, b in
+                    let result = compareBytes(a.titleSortKey, b.titleSortKey)
+                    if result != 0 { return ascending ? result : -result }
+                    return byName(a, b)
+                }
+            default:
+                break
+            }
+        }
+        let keys = self.keys
+        return { a, b in
+            for key in keys {
+                let result = Self.compare(a, b, on: key.field)
+                if result != 0 { return key.ascending ? result : -result }
+            }
+            return byName(a, b)
+        }
     }
 
     /// Compares one field ascending. A missing value sorts after any present
     /// one in ascending order (before in descending).
     @inline(__always)
-    static func compare(_ a: Item, _ b: Item, on field: Field) -> Int {
+    static func compare(_ a: borrowing Item, _ b: borrowing Item, on field: Field) -> Int {
         switch field {
         case .title: return compareBytes(a.titleSortKey, b.titleSortKey)
         case .modified: return a.modified == b.modified ? 0 : (a.modified < b.modified ? -1 : 1)

@@ -15,10 +15,11 @@ public struct ViewEntry: Equatable, Sendable {
 extension ViewDefinition {
     /// Indexes of the items in the view, in the view's order.
     public func select(_ items: [Item]) -> [Int] {
-        var selected = items.indices.filter { filter.matches(items[$0]) }
-        let order = self.order
-        selected.sort { order.compare(items[$0], items[$1]) < 0 }
-        return selected
+        items.withUnsafeBufferPointer { items in
+            var selected = items.indices.filter { filter.matches(items[$0]) }
+            ViewSorter.sort(&selected, items: items, order: order)
+            return selected
+        }
     }
 
     /// The view's entries over `items`.

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Generates a sample reading list, mounts it with queryfs and shows the
+# views; unmounts at the end (pass --keep to leave it mounted).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+keep=false
+[ "${1:-}" = "--keep" ] && keep=true
+
+scripts/install-deps.sh
+swift build
+bin=.build/debug
+demo=${QUERYFS_DEMO_DIR:-/tmp/queryfs-demo}
+backing=$demo/backing
+mnt=$demo/mnt
+
+if grep -qs " $mnt fuse" /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+rm -rf "$backing"
+mkdir -p "$backing" "$mnt"
+$bin/queryfs-sample --count 48 --seed 1 "$backing"
+
+show() { printf '\n$ %s\n' "$*"; "$@"; }
+
+$bin/queryfs mount "$backing" "$mnt"
+$keep || trap '$bin/queryfs unmount "$mnt"' EXIT
+
+show ls "$mnt"
+show ls "$mnt/by-name"
+show ls -l "$mnt/unarchived" | head -6
+show ls "$mnt/tag"
+first=$(ls "$mnt/by-modified" | head -1)
+show readlink "$mnt/by-modified/$first"
+show cat "$mnt/by-modified/$first/payload.plist"
+show $bin/queryfs views "$backing"
+show $bin/queryfs status "$backing"
+if $keep; then
+    printf '\nMounted at %s (backing: %s). Unmount with: %s/queryfs unmount %s\n' "$mnt" "$backing" "$bin" "$mnt"
+fi

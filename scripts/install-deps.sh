@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what queryfs needs on Debian 12, only when it is missing:
+#   libfuse3-dev + fuse3 to build and mount; extra packages named as arguments
+#   (the test script adds fio and attr, the benchmark bindfs).
+set -euo pipefail
+
+need=()
+pkg-config --exists fuse3 2>/dev/null || need+=(libfuse3-dev pkg-config)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+for extra in "$@"; do
+    case "$extra" in
+        attr) command -v setfattr >/dev/null 2>&1 || need+=(attr) ;;
+        *) command -v "$extra" >/dev/null 2>&1 || need+=("$extra") ;;
+    esac
+done
+
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing: ${need[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ ! -e /dev/fuse ]; then
+    # Containers sometimes lack the node even though the module is loaded.
+    modprobe fuse 2>/dev/null || true
+    [ -e /dev/fuse ] || echo "warning: /dev/fuse is missing: mounting will fail" >&2
+fi
