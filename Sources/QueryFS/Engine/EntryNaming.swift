@@ -57,12 +57,17 @@ public enum EntryNaming {
 
     /// The entry name of the item at 1-based `rank` in a view of `count` entries.
     public static func entryName(rank: Int, count: Int, item: Item) -> [UInt8] {
-        let ext = item.name.ext
-        return entryName(rank: rank, width: rankWidth(count: count), title: displayTitle(of: item),
-                         ext: isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext))
+        entryName(rank: rank, width: rankWidth(count: count), title: displayTitle(of: item), ext: displayExtension(of: item))
     }
 
-    static func entryName(rank: Int, width: Int, title: String, ext: String) -> [UInt8] {
+    /// The extension as it appears in entry names (sanitized, not trimmed).
+    public static func displayExtension(of item: Item) -> String {
+        let ext = item.name.ext
+        return isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext)
+    }
+
+    /// The entry name from an already sanitized title and extension.
+    public static func entryName(rank: Int, width: Int, title: String, ext: String) -> [UInt8] {
         var name: [UInt8] = []
         name.reserveCapacity(width + 1 + title.utf8.count + 1 + ext.utf8.count)
         appendRank(rank, width: width, to: &name)

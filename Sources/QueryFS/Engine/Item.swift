@@ -1,6 +1,6 @@
 /// One item of the backing directory (SPEC §1): a bundle or a plain file,
 /// with the fields views filter and sort on.
-public struct Item: Sendable {
+public struct Item: Sendable, Equatable {
     public enum Kind: Sendable, Equatable { case bundle, file }
 
     public var name: ItemName

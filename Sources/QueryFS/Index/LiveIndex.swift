@@ -1,0 +1,132 @@
+/// The views over a backing directory, kept current one changed item at a
+/// time: each batch re-places only the items it names in each view (binary
+/// search and memmove), and reports per view what changed as a diff.
+///
+/// Not thread-safe: one owner (the watcher's thread) applies changes and
+/// hands the results on.
+public final class LiveIndex {
+    public let viewSet: ViewSet
+    public private(set) var records: [ItemName: ItemRecord] = [:]
+    private var fixedViews: [SortedView]
+    private var tagViews: [String: SortedView] = [:]
+
+    public init(items: [Item], viewSet: ViewSet = ViewSet()) {
+        self.viewSet = viewSet
+        let itemRecords = items.map(ItemRecord.init)
+        records.reserveCapacity(items.count)
+        for record in itemRecords { records[record.name] = record }
+        fixedViews = viewSet.fixed.map { definition in
+            SortedView(definition: definition, records: definition.select(items).map { itemRecords[$0] })
+        }
+        // Group by tag folder first: one pass over the items, not one per tag.
+        var members: [String: [Int]] = [:]
+        for (index, item) in items.enumerated() {
+            for folder in Set(item.tags.compactMap(EntryNaming.tagFolderName)) { members[folder, default: []].append(index) }
+        }
+        items.withUnsafeBufferPointer { buffer in
+            for (folder, var indexes) in members {
+                let definition = ViewDefinition.tag(folder: folder)
+                ViewSorter.sort(&indexes, items: buffer, order: definition.order)
+                tagViews[folder] = SortedView(definition: definition, records: indexes.map { itemRecords[$0] })
+            }
+        }
+    }
+
+    /// Every view: fixed ones first, then tag folders sorted bytewise.
+    public var views: [SortedView] {
+        fixedViews + tagFolders.map { tagViews[$0]! }
+    }
+
+    public var tagFolders: [String] {
+        tagViews.keys.sorted { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
+    }
+
+    public func view(at path: [String]) -> SortedView? {
+        if path.count == 2, path[0] == ViewDefinition.tagFolder { return tagViews[path[1]] }
+        return fixedViews.first { $0.definition.path == path }
+    }
+
+    public var items: [Item] { records.values.map(\.item) }
+
+    /// Applies the new state of each named item (nil: it is gone) and returns
+    /// what changed in each view, in view order. Items whose state is equal
+    /// to the one already indexed change nothing.
+    @discardableResult
+    public func apply(_ changes: [ItemName: Item?]) -> [ViewChange] {
+        var changed: [(old: ItemRecord?, new: ItemRecord?)] = []
+        for (name, state) in changes {
+            let old = records[name]
+            switch (old, state) {
+            case (nil, nil): continue
+            case let (old?, new?) where old.item == new: continue
+            default: changed.append((old, state.map(ItemRecord.init)))
+            }
+        }
+        guard !changed.isEmpty else { return [] }
+
+        var result: [ViewChange] = []
+        for view in fixedViews {
+            if let change = update(view, with: changed, kind: .changed) { result.append(change) }
+        }
+        for folder in affectedTagFolders(changed) {
+            let existing = tagViews[folder]
+            let view = existing ?? SortedView(definition: .tag(folder: folder), records: [])
+            let kindBefore: ViewChange.Kind = existing == nil ? .appeared : .changed
+            guard var change = update(view, with: changed, kind: kindBefore) else { continue }
+            if view.count == 0 {
+                tagViews[folder] = nil
+                change = change.with(kind: .vanished)
+            } else {
+                tagViews[folder] = view
+            }
+            result.append(change)
+        }
+        for (old, new) in changed {
+            if let new { records[new.name] = new } else if let old { records[old.name] = nil }
+        }
+        return result
+    }
+
+    private func affectedTagFolders(_ changed: [(old: ItemRecord?, new: ItemRecord?)]) -> [String] {
+        var folders = Set<String>()
+        for (old, new) in changed {
+            for tag in (old?.item.tags ?? []) + (new?.item.tags ?? []) {
+                if let folder = EntryNaming.tagFolderName(tag) { folders.insert(folder) }
+            }
+        }
+        return folders.sorted { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
+    }
+
+    /// Re-places the changed items in one view and computes its diff.
+    private func update(_ view: SortedView, with changed: [(old: ItemRecord?, new: ItemRecord?)], kind: ViewChange.Kind) -> ViewChange? {
+        let oldCount = view.count
+        var leaving: [(record: ItemRecord, index: Int)] = []
+        var arriving: [ItemRecord] = []
+        for (old, new) in changed {
+            if let old, view.contains(old.item), let index = view.index(of: old) { leaving.append((old, index)) }
+            if let new, view.contains(new.item) { arriving.append(new) }
+        }
+        guard !leaving.isEmpty || !arriving.isEmpty else { return nil }
+
+        for (_, index) in leaving.sorted(by: { $0.index > $1.index }) { view.remove(at: index) }
+        for record in arriving { view.insert(record) }
+        let newCount = view.count
+        let placed = arriving.map { (record: $0, index: view.index(of: $0)!) }
+
+        let diff = IncrementalDiff(leaving: leaving, arriving: placed, oldCount: oldCount)
+        var oldNames: [Int: [UInt8]] = [:]
+        for (record, index) in leaving { oldNames[index] = record.entryName(index: index, count: oldCount) }
+        var newNames: [Int: [UInt8]] = [:]
+        for (record, index) in placed { newNames[index] = record.entryName(index: index, count: newCount) }
+        return ViewChange(
+            path: view.definition.path, kind: kind, diff: diff.result, oldCount: oldCount, newCount: newCount,
+            oldNames: oldNames, newNames: newNames, updatedTo: diff.updatedTo)
+    }
+}
+
+extension ViewChange {
+    func with(kind: Kind) -> ViewChange {
+        ViewChange(path: path, kind: kind, diff: diff, oldCount: oldCount, newCount: newCount,
+                   oldNames: oldNames, newNames: newNames, updatedTo: updatedTo)
+    }
+}

@@ -1,0 +1,44 @@
+/// A view's members kept in view order, changed in place: finding a
+/// position is a binary search, inserting or removing one is a memmove.
+public final class SortedView {
+    public let definition: ViewDefinition
+    public private(set) var records: [ItemRecord]
+    private let compare: @Sendable (borrowing Item, borrowing Item) -> Int
+
+    init(definition: ViewDefinition, records: [ItemRecord]) {
+        self.definition = definition
+        self.records = records
+        compare = definition.order.comparator()
+    }
+
+    public var count: Int { records.count }
+
+    func contains(_ item: Item) -> Bool { definition.filter.matches(item) }
+
+    /// First position whose record does not come before `item`.
+    func lowerBound(_ item: Item) -> Int {
+        var low = 0, high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if compare(records[middle].item, item) < 0 { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Position of `record` (found by its own sort key), or nil.
+    func index(of record: ItemRecord) -> Int? {
+        let index = lowerBound(record.item)
+        guard index < records.count, records[index].name == record.name else { return nil }
+        return index
+    }
+
+    func remove(at index: Int) { records.remove(at: index) }
+
+    /// Inserts `record` in order and returns where.
+    @discardableResult
+    func insert(_ record: ItemRecord) -> Int {
+        let index = lowerBound(record.item)
+        records.insert(record, at: index)
+        return index
+    }
+}

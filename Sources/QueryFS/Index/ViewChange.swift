@@ -1,0 +1,45 @@
+/// What one batch of item changes did to one view: the diff (SPEC §4) and
+/// the entry names it refers to.
+public struct ViewChange: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case changed
+        /// A `tag/<tag>/` view that exists from now on (its first items are insertions).
+        case appeared
+        /// A `tag/<tag>/` view that no longer exists (its last items are deletions).
+        case vanished
+    }
+
+    public let path: [String]
+    public let kind: Kind
+    public let diff: ListDiff
+    public let oldCount: Int
+    public let newCount: Int
+    /// Entry names in the old listing, at the old indexes the diff names
+    /// (deletions, move sources, updates).
+    public let oldNames: [Int: [UInt8]]
+    /// Entry names in the new listing, at the new indexes the diff names
+    /// (insertions, move targets, and updated entries' new places).
+    public let newNames: [Int: [UInt8]]
+    /// New index of each updated entry, by its old index.
+    public let updatedTo: [Int: Int]
+
+    public var pathString: String { path.joined(separator: "/") }
+
+    /// Whether every entry name changed: the rank width changed with the count.
+    public var renamesAll: Bool {
+        EntryNaming.rankWidth(count: oldCount) != EntryNaming.rankWidth(count: newCount)
+    }
+
+    /// The range of new indexes whose entry names may differ from before:
+    /// entries between the first and the last place touched shift rank.
+    public var shiftedRange: Range<Int> {
+        if renamesAll { return 0..<newCount }
+        let touched = diff.deletions + diff.insertions + diff.moves.flatMap { [$0.from, $0.to] }
+            + diff.updates + Array(updatedTo.values)
+        guard let low = touched.min() else { return 0..<0 }
+        // Past the last touched place every entry shifts by the count change;
+        // if the count changed, all of those are renamed too.
+        if oldCount != newCount { return low..<newCount }
+        return low..<min(newCount, touched.max()! + 1)
+    }
+}
