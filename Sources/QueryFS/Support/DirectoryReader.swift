@@ -48,6 +48,23 @@ enum DirectoryReader {
         retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
+    static func openForReading(_ path: String) -> Int32 {
+        retryingOnEINTR { open(path, O_RDONLY | O_CLOEXEC) }
+    }
+
+    /// Reads everything from `fd` until end of file, then closes it.
+    static func readAll(fd: Int32) throws(SystemError) -> [UInt8] {
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { raw in retryingOnEINTR { read(fd, raw.baseAddress!, raw.count) } }
+            if count < 0 { throw SystemError.current("read") }
+            if count == 0 { return result }
+            result += chunk[0..<count]
+        }
+    }
+
     /// Reads a whole regular file relative to `dirfd`, up to `limit` bytes.
     static func readFile(_ name: UnsafePointer<CChar>, in dirfd: Int32, expectedSize: Int, limit: Int) throws(SystemError) -> [UInt8] {
         let fd = retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }

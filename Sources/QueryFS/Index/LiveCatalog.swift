@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A backing directory kept indexed as it changes: an initial scan, then
+/// inotify events coalesced per item, each burst re-reading only the items
+/// it touched and updating every view through the `LiveIndex`. Subscribers
+/// get each batch of view changes on the watcher's thread.
+public final class LiveCatalog: @unchecked Sendable {
+    public struct Timing: Sendable {
+        /// A burst is over once no event came for this long.
+        public var quietMilliseconds: Int32 = 5
+        /// …or once this long has passed since its first event.
+        public var maximumDelayMilliseconds: Double = 40
+        /// How often bundles that could not be watched are rescanned.
+        public var unwatchedRescanMilliseconds: Int32 = 2000
+        public init() {}
+    }
+
+    public let backing: BackingDirectory
+    public let scanner: Scanner
+    public var timing = Timing()
+    /// The index; touched only on the watcher thread once `start` ran.
+    public let index: LiveIndex
+    private let watcher: BackingWatcher
+    private let log: @Sendable (String) -> Void
+    private var wakePipe: [Int32] = [-1, -1]
+    private let stopping = Atomic<Bool>(false)
+    private let finished = Mutex<Bool>(false)
+
+    /// Scans `path` and starts watching it (events queue up until `start`).
+    public init(backingPath path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources(),
+                log: @escaping @Sendable (String) -> Void) throws(SystemError)
+    {
+        backing = try BackingDirectory(path: path)
+        var sources = sources
+        sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
+        scanner = Scanner(sources: sources)
+        self.log = log
+        // Watch first, then scan: a change during the scan is then seen twice, never missed.
+        watcher = try BackingWatcher(rootPath: path, log: log)
+        let items = try scanner.scan(backing)
+        for item in items where item.kind == .bundle { watcher.watchBundle(item.name) }
+        index = LiveIndex(items: items, viewSet: viewSet)
+        guard pipe(&wakePipe) == 0 else { throw SystemError.current("pipe") }
+    }
+
+    deinit {
+        close(wakePipe[0])
+        close(wakePipe[1])
+    }
+
+    public typealias Subscriber = @Sendable ([ViewChange], LiveIndex) -> Void
+    private let subscribers = Mutex<[Int: Subscriber]>([:])
+    private let nextSubscriberID = Atomic<Int>(0)
+    private let started = Atomic<Bool>(false)
+
+    /// Calls `subscriber` on the watcher thread after each burst that changed
+    /// some view. Returns a token for `unsubscribe`.
+    @discardableResult
+    public func subscribe(_ subscriber: @escaping Subscriber) -> Int {
+        let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
+        subscribers.withLock { $0[id] = subscriber }
+        return id
+    }
+
+    public func unsubscribe(_ id: Int) {
+        _ = subscribers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Starts the watcher thread (once).
+    public func start() {
+        guard !started.exchange(true, ordering: .relaxed) else { return }
+        startThread { [self] in
+            run { changes, index in
+                for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(changes, index) }
+            }
+            finished.withLock { $0 = true }
+        }
+    }
+
+    /// The changes of one view as an async sequence, for Swift programs
+    /// (starts the watcher if needed). Ends when the catalog stops.
+    public func changes(of path: [String]) -> AsyncStream<ViewChange> {
+        AsyncStream { continuation in
+            let id = subscribe { changes, _ in
+                for change in changes where change.path == path { continuation.yield(change) }
+            }
+            continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+            start()
+        }
+    }
+
+    /// Stops the watcher thread (returns at once; the thread ends after its current batch).
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        var byte: UInt8 = 1
+        _ = write(wakePipe[1], &byte, 1)
+    }
+
+    private func run(onChange: ([ViewChange], LiveIndex) -> Void) {
+        var pending = BackingWatcher.Observation()
+        var burstStart: Double?
+        var lastUnwatchedRescan = monotonicSeconds()
+        while !stopping.load(ordering: .relaxed) {
+            var timeout: Int32 = -1
+            if let start = burstStart {
+                let left = timing.maximumDelayMilliseconds - (monotonicSeconds() - start) * 1000
+                timeout = max(0, min(timing.quietMilliseconds, Int32(left.rounded(.up))))
+            } else if watcher.watchLimitReached {
+                timeout = timing.unwatchedRescanMilliseconds
+            }
+            let events = watcher.fdWait(timeout: timeout, wakeFD: wakePipe[0])
+            if stopping.load(ordering: .relaxed) { break }
+            if !events.isEmpty {
+                watcher.observe(events, into: &pending)
+                if burstStart == nil { burstStart = monotonicSeconds() }
+                if (monotonicSeconds() - burstStart!) * 1000 < timing.maximumDelayMilliseconds { continue }
+            }
+            if watcher.watchLimitReached, monotonicSeconds() - lastUnwatchedRescan > Double(timing.unwatchedRescanMilliseconds) / 1000 {
+                pending.dirtyItems.formUnion(watcher.unwatchedItems)
+                lastUnwatchedRescan = monotonicSeconds()
+            }
+            burstStart = nil
+            guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
+            let changes = flush(pending)
+            pending = BackingWatcher.Observation(backingGone: pending.backingGone)
+            if !changes.isEmpty { onChange(changes, index) }
+        }
+    }
+
+    /// Re-reads the dirty items (all of them after an overflow) and updates the index.
+    private func flush(_ observation: BackingWatcher.Observation) -> [ViewChange] {
+        var names = observation.dirtyItems
+        if observation.needsFullRescan {
+            log("inotify queue overflowed: rescanning \(backing.path)")
+            names.formUnion(index.records.keys)
+            names.formUnion((try? backing.itemNames()) ?? [])
+        }
+        var batch: [ItemName: Item?] = [:]
+        for name in names {
+            let item = scanner.scanItem(named: name, in: backing.fd)
+            if item == nil { watcher.unwatch(name) } else if observation.needsFullRescan, item?.kind == .bundle {
+                watcher.watchBundle(name)
+            }
+            batch[name] = item
+        }
+        return index.apply(batch)
+    }
+}
+
+extension BackingWatcher {
+    func fdWait(timeout: Int32, wakeFD: Int32) -> [Inotify.Event] {
+        inotifyWait(timeout: timeout, wakeFD: wakeFD)
+    }
+}

@@ -1,0 +1,30 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts `body` on a dedicated POSIX thread (not a Swift concurrency
+/// executor: the watcher blocks in poll(2), and FUSE notifications must come
+/// from a thread that no request handler waits on).
+@discardableResult
+func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, { argument in
+        let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+        box.body()
+        return nil
+    }, box)
+    guard result == 0 else {
+        Unmanaged<Box>.fromOpaque(box).release()
+        return nil
+    }
+    return thread
+}
+
+/// Monotonic clock in seconds.
+func monotonicSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}

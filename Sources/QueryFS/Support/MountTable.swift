@@ -1,0 +1,58 @@
+/// Finds queryfs mounts in /proc/mounts: a mount's source (fsname) is its
+/// backing directory, so `queryfs watch MOUNTPOINT/VIEW` can find the data.
+public enum MountTable {
+    public struct Mount: Sendable, Equatable {
+        public var source: String
+        public var mountPoint: String
+        public var type: String
+    }
+
+    public static func mounts(table: String? = nil) -> [Mount] {
+        let text = table ?? (try? readWholeFile("/proc/mounts")) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count >= 3 else { return nil }
+            return Mount(source: unescape(fields[0]), mountPoint: unescape(fields[1]), type: String(fields[2]))
+        }
+    }
+
+    /// The queryfs mount containing `path` (an absolute path), and the rest of the path below it.
+    public static func queryfsMount(containing path: String, table: String? = nil) -> (mount: Mount, rest: String)? {
+        let candidates = mounts(table: table).filter { $0.type == "fuse.queryfs" || $0.type == "fuse" && $0.source.hasPrefix("/") }
+        var best: (Mount, String)?
+        for mount in candidates {
+            let root = mount.mountPoint == "/" ? "" : mount.mountPoint
+            guard path == root || path.hasPrefix(root + "/") else { continue }
+            if best == nil || mount.mountPoint.count > best!.0.mountPoint.count {
+                best = (mount, String(path.dropFirst(root.count + (path == root ? 0 : 1))))
+            }
+        }
+        return best
+    }
+
+    /// /proc/mounts escapes space, tab, newline and backslash as \\ooo octal.
+    static func unescape(_ field: Substring) -> String {
+        var bytes: [UInt8] = []
+        let utf8 = Array(field.utf8)
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "\\"), index + 3 < utf8.count,
+               let value = UInt8(String(decoding: utf8[(index + 1)..<min(index + 4, utf8.count)], as: UTF8.self), radix: 8)
+            {
+                bytes.append(value)
+                index += 4
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Reads a whole (small) file as text.
+func readWholeFile(_ path: String) throws(SystemError) -> String {
+    let fd = DirectoryReader.openForReading(path)
+    guard fd >= 0 else { throw SystemError.current("open", path: path) }
+    return String(decoding: try DirectoryReader.readAll(fd: fd), as: UTF8.self)
+}
