@@ -14,6 +14,10 @@ public struct Scanner: Sendable {
     /// Deepest folder level walked inside a bundle.
     static let maximumBundleDepth = 64
 
+    /// Read each item only under its shared lock (SPEC §5): an item whose
+    /// lock a writer holds is reported as `.locked` instead of half-read.
+    public var respectsLocks = false
+
     public init(sources: FieldSources = FieldSources()) {
         self.sources = sources
         self.paths = sources.splitPaths
@@ -39,16 +43,33 @@ public struct Scanner: Sendable {
 
     public static var defaultThreads: Int { max(1, min(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 8)) }
 
+    /// The outcome of reading one item.
+    public enum ItemScan: Sendable {
+        case item(Item)
+        case gone
+        /// A writer holds the item's exclusive lock (only with `respectsLocks`).
+        case locked
+    }
+
     /// Re-reads one item; nil when it no longer exists (or became hidden).
+    /// With `respectsLocks`, a locked item reads as nil too: use `readItem(named:in:)`.
     public func scanItem(named name: ItemName, in rootFD: Int32) -> Item? {
-        guard !name.isHidden else { return nil }
+        if case .item(let item) = scan(named: name, in: rootFD) { return item }
+        return nil
+    }
+
+    /// Reads one item, telling a vanished item from a locked one.
+    public func scan(named name: ItemName, in rootFD: Int32) -> ItemScan {
+        guard !name.isHidden else { return .gone }
         switch readItem(named: name, in: rootFD) {
         case .vanished:
-            return nil
+            return .gone
+        case .locked:
+            return .locked
         case .unreadable(let error):
-            return Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"])
+            return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
         case .file(let status):
-            return Item(name: name, kind: .file, modified: status.modified, created: status.created, size: status.size)
+            return .item(Item(name: name, kind: .file, modified: status.modified, created: status.created, size: status.size))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
             var problems = walk.problems
@@ -58,10 +79,10 @@ public struct Scanner: Sendable {
             } else if walk.problems.isEmpty {
                 problems.append("no payload (\(FieldSources.payloadFileNames.joined(separator: " or ")))")
             }
-            return Item(
+            return .item(Item(
                 name: name, kind: .bundle, title: fields.title, archived: fields.archived, tags: fields.tags,
                 url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
-                payloadValues: fields.payloadValues, problems: problems)
+                payloadValues: fields.payloadValues, problems: problems))
         }
     }
 
@@ -79,6 +100,7 @@ public struct Scanner: Sendable {
     /// What the file system says of one item, payload bytes included.
     enum RawItem {
         case vanished
+        case locked
         case unreadable(SystemError)
         case file(FileStatus)
         case bundle(FileStatus, BundleWalk)
@@ -94,10 +116,13 @@ public struct Scanner: Sendable {
             } catch {
                 return .vanished
             }
-            guard status.isDirectory else { return .file(status) }
+            guard status.isDirectory else {
+                if respectsLocks, Self.isLockedForReading(cName, in: rootFD) { return .locked }
+                return .file(status)
+            }
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.walkBundle(cName, in: rootFD)
-            return .bundle(status, walk)
+            return walk.locked ? .locked : .bundle(status, walk)
         }
     }
 
@@ -110,6 +135,14 @@ public struct Scanner: Sendable {
             fields.problems.append("malformed: \(error)")
             return fields
         }
+    }
+
+    /// Whether a writer holds the exclusive lock of the plain file `name`.
+    static func isLockedForReading(_ name: UnsafePointer<CChar>, in dirfd: Int32) -> Bool {
+        let fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
     }
 
     /// Runs `transform` over `elements` on `threads` threads, keeping order.
@@ -142,6 +175,8 @@ struct BundleWalk {
     var size: UInt64 = 0
     var payload: (fileName: String, bytes: [UInt8])?
     var problems: [String] = []
+    /// The bundle's exclusive lock is held by a writer: nothing was read.
+    var locked = false
 
     init(modified: Timestamp, scanner: Scanner) {
         self.modified = modified
@@ -160,8 +195,14 @@ struct BundleWalk {
             problems.append("cannot open \(path.isEmpty ? "bundle" : path): \(error.message)")
             return
         }
-        defer { closedir(stream) }
+        defer { closedir(stream) }  // also drops the shared lock below
         let fd = dirfd(stream)
+        // The bundle's lock is flock on the bundle directory itself: this very
+        // descriptor. A writer holding it exclusively means: read nothing now.
+        if depth == 0, scanner.respectsLocks, flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK {
+            locked = true
+            return
+        }
         let entries: [DirectoryEntry]
         do {
             entries = try DirectoryReader.readEntries(stream)

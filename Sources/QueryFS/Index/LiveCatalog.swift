@@ -33,17 +33,68 @@ public final class LiveCatalog: @unchecked Sendable {
     public init(backingPath path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources(),
                 log: @escaping @Sendable (String) -> Void) throws(SystemError)
     {
-        backing = try BackingDirectory(path: path)
+        let root = try BackingDirectory(path: path)
+        backing = root
         var sources = sources
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
-        scanner = Scanner(sources: sources)
+        var coordinated = Scanner(sources: sources)
+        coordinated.respectsLocks = true
+        scanner = coordinated
         self.log = log
+        guard pipe(&wakePipe) == 0 else { throw SystemError.current("pipe") }
+        _ = fcntl(wakePipe[0], F_SETFL, O_NONBLOCK)
         // Watch first, then scan: a change during the scan is then seen twice, never missed.
         watcher = try BackingWatcher(rootPath: path, log: log)
-        let items = try scanner.scan(backing)
+        // The first scan reads without locks (there is no earlier state to
+        // keep); items a writer holds are read again once it lets go.
+        let names = try root.itemNames()
+        var lockedNames: [ItemName] = []
+        var items: [Item] = []
+        items.reserveCapacity(names.count)
+        let plain = Scanner(sources: sources)
+        for result in Scanner.parallelMap(names, threads: Scanner.defaultThreads, { name in (name, coordinated.scan(named: name, in: root.fd)) }) {
+            switch result.1 {
+            case .item(let item): items.append(item)
+            case .gone: break
+            case .locked:
+                lockedNames.append(result.0)
+                if let item = plain.scanItem(named: result.0, in: root.fd) { items.append(item) }
+            }
+        }
         for item in items where item.kind == .bundle { watcher.watchBundle(item.name) }
         index = LiveIndex(items: items, viewSet: viewSet)
-        guard pipe(&wakePipe) == 0 else { throw SystemError.current("pipe") }
+        for name in lockedNames { waitForRelease(of: name) }
+    }
+
+    /// Items a writer held when last read, waited on by one thread each.
+    private let waitingForRelease = Mutex<Set<ItemName>>([])
+    private let released = Mutex<Set<ItemName>>([])
+
+    /// Waits (on its own thread, blocked in flock) until the writer holding
+    /// `name` lets go, then has the watcher read it again.
+    private func waitForRelease(of name: ItemName) {
+        let isNew = waitingForRelease.withLock { $0.insert(name).inserted }
+        guard isNew else { return }
+        let rootFD = backing.fd
+        startThread { [self] in
+            if let lock = try? ItemLock(item: name, in: rootFD) {
+                try? lock.lock(.shared, timeout: nil)
+                lock.unlock()
+            }
+            waitingForRelease.withLock { _ = $0.remove(name) }
+            released.withLock { _ = $0.insert(name) }
+            wake()
+        }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakePipe[1], &byte, 1)
+    }
+
+    private func drainWakePipe() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wakePipe[0], &buffer, buffer.count) > 0 {}
     }
 
     deinit {
@@ -95,8 +146,7 @@ public final class LiveCatalog: @unchecked Sendable {
     /// Stops the watcher thread (returns at once; the thread ends after its current batch).
     public func stop() {
         stopping.store(true, ordering: .relaxed)
-        var byte: UInt8 = 1
-        _ = write(wakePipe[1], &byte, 1)
+        wake()
     }
 
     private func run(onChange: ([ViewChange], LiveIndex) -> Void) {
@@ -113,6 +163,13 @@ public final class LiveCatalog: @unchecked Sendable {
             }
             let events = watcher.fdWait(timeout: timeout, wakeFD: wakePipe[0])
             if stopping.load(ordering: .relaxed) { break }
+            drainWakePipe()
+            // Items whose writer let go: read now, as any other change.
+            let releasedNames = released.withLock { names in defer { names.removeAll() }; return names }
+            if !releasedNames.isEmpty {
+                pending.dirtyItems.formUnion(releasedNames)
+                if burstStart == nil { burstStart = monotonicSeconds() }
+            }
             if !events.isEmpty {
                 watcher.observe(events, into: &pending)
                 if burstStart == nil { burstStart = monotonicSeconds() }
@@ -140,11 +197,17 @@ public final class LiveCatalog: @unchecked Sendable {
         }
         var batch: [ItemName: Item?] = [:]
         for name in names {
-            let item = scanner.scanItem(named: name, in: backing.fd)
-            if item == nil { watcher.unwatch(name) } else if observation.needsFullRescan, item?.kind == .bundle {
-                watcher.watchBundle(name)
+            switch scanner.scan(named: name, in: backing.fd) {
+            case .item(let item):
+                if observation.needsFullRescan, item.kind == .bundle { watcher.watchBundle(name) }
+                batch[name] = item
+            case .gone:
+                watcher.unwatch(name)
+                batch[name] = Item?.none
+            case .locked:
+                // Views keep the last complete state until the writer lets go.
+                waitForRelease(of: name)
             }
-            batch[name] = item
         }
         return index.apply(batch)
     }

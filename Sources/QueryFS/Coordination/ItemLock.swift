@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The lock of an item (SPEC §5): `flock(2)` on the item itself in the
+/// backing directory — the bundle directory or the plain file — shared to
+/// read, exclusive to write. The same lock `flock(1)` takes from a shell.
+///
+/// An `ItemLock` owns its own open file description, so it conflicts with
+/// every other holder, including other `ItemLock`s in this process.
+public final class ItemLock: @unchecked Sendable {
+    public enum Mode: Sendable {
+        case shared, exclusive
+        var operation: Int32 { self == .shared ? LOCK_SH : LOCK_EX }
+    }
+
+    /// The lock could not be taken within the allowed wait.
+    public struct Timeout: Error, CustomStringConvertible, Sendable {
+        public let path: String
+        public let seconds: Double
+        public var description: String {
+            "\(path): still locked by another process after \(seconds) s"
+        }
+    }
+
+    public let fd: Int32
+    public let path: String
+
+    /// Opens the item `name` inside the directory `dirfd` for locking.
+    public init(item name: ItemName, in dirfd: Int32, displayPath: String? = nil) throws(SystemError) {
+        path = displayPath ?? name.description
+        let fd = name.bytes.withCString { openat(dirfd, $0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw SystemError.current("open", path: path) }
+        self.fd = fd
+    }
+
+    /// Opens the item at `path` for locking.
+    public init(path: String) throws(SystemError) {
+        self.path = path
+        let fd = path.withCString { open($0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw SystemError.current("open", path: path) }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Takes the lock without waiting; false if someone else holds a conflicting one.
+    public func tryLock(_ mode: Mode) throws(SystemError) -> Bool {
+        if flock(fd, mode.operation | LOCK_NB) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw SystemError.current("flock", path: path)
+    }
+
+    /// Takes the lock, waiting at most `timeout` seconds (nil: as long as it takes).
+    /// Polls with a growing pause, so a waiter never blocks in the kernel
+    /// beyond its bound and stays cancellable.
+    public func lock(_ mode: Mode, timeout: Double?) throws -> Void {
+        guard let timeout else {
+            while flock(fd, mode.operation) != 0 {
+                guard errno == EINTR else { throw SystemError.current("flock", path: path) }
+            }
+            return
+        }
+        let deadline = monotonicSeconds() + timeout
+        var pause: useconds_t = 200
+        while true {
+            if try tryLock(mode) { return }
+            if monotonicSeconds() >= deadline { throw Timeout(path: path, seconds: timeout) }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+    }
+
+    public func unlock() {
+        _ = flock(fd, LOCK_UN)
+    }
+
+    /// Runs `body` holding the lock.
+    public func withLock<R>(_ mode: Mode, timeout: Double?, _ body: () throws -> R) throws -> R {
+        try lock(mode, timeout: timeout)
+        defer { unlock() }
+        return try body()
+    }
+}
