@@ -21,8 +21,10 @@ public final class LiveCatalog: @unchecked Sendable {
     public let backing: BackingDirectory
     public let scanner: Scanner
     public var timing = Timing()
-    /// The index; touched only on the watcher thread once `start` ran.
-    public let index: LiveIndex
+    /// The index, guarded: the watcher thread updates it under this lock,
+    /// and `withIndex` reads it under the same lock from any thread.
+    private let index: LiveIndex
+    private let indexLock = PlainLock()
     private let watcher: BackingWatcher
     private let log: @Sendable (String) -> Void
     private var wakePipe: [Int32] = [-1, -1]
@@ -120,6 +122,12 @@ public final class LiveCatalog: @unchecked Sendable {
         _ = subscribers.withLock { $0.removeValue(forKey: id) }
     }
 
+    /// Runs `body` with the index, safe from any thread. Do not call it from
+    /// a subscriber: subscribers already run with the index locked.
+    public func withIndex<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {
+        try indexLock.withLock { try body(index) }
+    }
+
     /// Starts the watcher thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
@@ -181,14 +189,17 @@ public final class LiveCatalog: @unchecked Sendable {
             }
             burstStart = nil
             guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
-            let changes = flush(pending)
+            let observation = pending
             pending = BackingWatcher.Observation(backingGone: pending.backingGone)
-            if !changes.isEmpty { onChange(changes, index) }
+            indexLock.withLock {
+                let changes = flush(observation, into: index)
+                if !changes.isEmpty { onChange(changes, index) }
+            }
         }
     }
 
     /// Re-reads the dirty items (all of them after an overflow) and updates the index.
-    private func flush(_ observation: BackingWatcher.Observation) -> [ViewChange] {
+    private func flush(_ observation: BackingWatcher.Observation, into index: LiveIndex) -> [ViewChange] {
         var names = observation.dirtyItems
         if observation.needsFullRescan {
             log("inotify queue overflowed: rescanning \(backing.path)")

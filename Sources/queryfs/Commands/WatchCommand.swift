@@ -25,7 +25,7 @@ struct WatchCommand: ParsableCommand {
             }
             let components = viewPath.split(separator: "/").map(String.init)
             let isTagPath = components.count == 2 && components[0] == ViewDefinition.tagFolder
-            guard catalog.index.view(at: components) != nil || isTagPath else {
+            guard catalog.withIndex({ $0.view(at: components) != nil }) || isTagPath else {
                 throw Failure("no view '\(viewPath)' in \(backing) (`queryfs views \(backing)` lists them)")
             }
             catalog.subscribe { changes, _ in
