@@ -1,6 +1,8 @@
 // queryfs-bench: measurements that need to be taken inside the process.
 //
 //   queryfs-bench scan BACKING [--rounds N] [--threads N]
+//   queryfs-bench phases BACKING                 (where `queryfs ls` spends its time)
+//   queryfs-bench latency MOUNT BACKING [--samples N]   (see Latency.swift)
 //
 // Scans BACKING into items and compares the time against the I/O floor: the
 // same directory walked with the same statx/open/getdents/read calls and no
@@ -39,6 +41,11 @@ func format(_ value: Double, _ digits: Int = 2) -> String {
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "latency", arguments.count >= 3 {
+    let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
+    LatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
+    exit(0)
+}
 if arguments.first == "phases", arguments.count >= 2 {
     // Where the time of `queryfs ls BACKING by-modified` goes.
     var start = now()

@@ -1,0 +1,150 @@
+// queryfs-bench latency MOUNT BACKING [--samples N]
+//
+// Change latency: from a write in BACKING returning to the new state being
+// visible through the mount, polled with lstat/readlink of the view entry
+// that must appear or vanish (one lookup per poll, so polling itself stays
+// cheap at any view size). Prints p50 and p99 per kind of change.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct LatencyBenchmark {
+    let mount: String
+    let backing: String
+    let samples: Int
+    /// Give up on one sample after this long.
+    let timeout = 5.0
+
+    func run() {
+        print("change latency through \(mount) (\(samples) samples each; write returned → visible in by-modified)")
+        var counter = 0
+        func unique() -> String {
+            counter += 1
+            return "zz latency \(getpid()) \(counter)"
+        }
+        var results: [(String, [Double])] = []
+
+        // Payload rewrite: an existing bundle gets a new title and becomes the newest.
+        let victims = bundleNames().prefix(samples)
+        results.append(("payload rewrite", victims.map { name in
+            let title = unique()
+            let start = now()
+            writePayload("\(backing)/\(name)/payload.plist", title: title)
+            return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
+        }))
+        // Create: a new bundle, newest of all.
+        var created: [String] = []
+        results.append(("create", (0..<samples).map { _ in
+            let title = unique()
+            let name = "\(title.replacingSpaces()).hpwebsite"
+            created.append(name)
+            let start = now()
+            mkdir("\(backing)/\(name)", 0o755)
+            writePayload("\(backing)/\(name)/payload.plist", title: title)
+            return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
+        }))
+        // Rename: the newest bundle gets a new name; its entry's target follows.
+        var renamed: [String] = []
+        results.append(("rename", created.map { name in
+            let newName = "r-" + name
+            renamed.append(newName)
+            let title = firstEntryTitle()
+            let start = now()
+            rename("\(backing)/\(name)", "\(backing)/\(newName)")
+            return waitUntil { target(view: "by-modified", rank: 1, title: title) == "../bundles/\(newName)" } - start
+        }))
+        // Delete: remove the newest bundle; its entry vanishes from rank 1.
+        results.append(("delete", renamed.reversed().map { name in
+            let title = firstEntryTitle()
+            let start = now()
+            removeBundle("\(backing)/\(name)")
+            return waitUntil { !entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
+        }))
+        for (kind, values) in results {
+            let sorted = values.sorted()
+            func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
+            print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= 100 ms)")
+        }
+    }
+
+    private var width: Int {
+        // Ranks are padded to max(4, digits of the view's count).
+        let count = (try? listNames(backing).count) ?? 0
+        return max(4, String(count).count)
+    }
+
+    private func entryName(rank: Int, title: String, ext: String) -> String {
+        let digits = String(rank)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits + " " + title + "." + ext
+    }
+
+    private func entryExists(view: String, rank: Int, title: String, ext: String) -> Bool {
+        var status = stat()
+        return lstat("\(mount)/\(view)/\(entryName(rank: rank, title: title, ext: ext))", &status) == 0
+    }
+
+    private func target(view: String, rank: Int, title: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let path = "\(mount)/\(view)/\(entryName(rank: rank, title: title, ext: "hpwebsite"))"
+        let count = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
+        }
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+
+    /// The title of the first entry of by-modified (from its name).
+    private func firstEntryTitle() -> String {
+        let first = (try? listNames("\(mount)/by-modified").min()) ?? ""
+        let withoutRank = first.drop { $0 != " " }.dropFirst()
+        return String(withoutRank.hasSuffix(".hpwebsite") ? withoutRank.dropLast(".hpwebsite".count) : withoutRank)
+    }
+
+    private func bundleNames() -> [String] {
+        ((try? listNames(backing)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    private func waitUntil(_ condition: () -> Bool) -> Double {
+        let deadline = now() + timeout
+        while !condition() {
+            if now() > deadline { return now() + 1e9 }  // shows up as a failed (huge) sample
+            usleep(200)
+        }
+        return now()
+    }
+
+    private func writePayload(_ path: String, title: String) {
+        let text = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>isArchived</key><false/><key>tags</key><array/>\
+            <key>webTitle</key><string>\(title)</string></dict></plist>
+            """
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+    }
+
+    private func removeBundle(_ path: String) {
+        if let names = try? listNames(path) { for name in names { unlink("\(path)/\(name)") } }
+        rmdir(path)
+    }
+}
+
+/// Names in a directory (excluding . and ..).
+func listNames(_ path: String) throws -> [String] {
+    guard let directory = opendir(path) else { throw POSIXFailure(path: path) }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}
+
+struct POSIXFailure: Error { let path: String }
+
+extension String {
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+    func replacingSpaces() -> String { String(map { $0 == " " ? "-" : $0 }) }
+}
