@@ -5,6 +5,10 @@
 #include <errno.h>
 #include "CSystemShims.h"
 
+const int QFS_O_PATH = O_PATH;
+const int QFS_AT_EMPTY_PATH = AT_EMPTY_PATH;
+const long QFS_UTIME_NOW = UTIME_NOW;
+const long QFS_UTIME_OMIT = UTIME_OMIT;
 const unsigned int QFS_RENAME_NOREPLACE = RENAME_NOREPLACE;
 const unsigned int QFS_RENAME_EXCHANGE = RENAME_EXCHANGE;
 
@@ -34,4 +38,8 @@ int qfs_lstatat(int dirfd, const char *path, qfs_stat *out) {
 
 int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+int qfs_fallocate(int fd, int mode, int64_t offset, int64_t length) {
+    return fallocate(fd, mode, offset, length);
 }

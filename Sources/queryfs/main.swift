@@ -5,7 +5,10 @@ struct QueryFSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queryfs",
         abstract: "Sorted, filtered, live views of a directory of document bundles.",
-        subcommands: [ListCommand.self, ViewsCommand.self, StatusCommand.self, WatchCommand.self]
+        subcommands: [
+            MountCommand.self, UnmountCommand.self, ListCommand.self, ViewsCommand.self, StatusCommand.self,
+            WatchCommand.self,
+        ]
     )
 }
 

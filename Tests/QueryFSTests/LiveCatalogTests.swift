@@ -21,7 +21,7 @@ final class LiveCatalogTests: XCTestCase {
         backing.bundle("b.hpwebsite", title: "Beta", mtime: 2000)
         let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
         let batches = Atomic<Int>(0)
-        catalog.subscribe { _, _ in batches.add(1, ordering: .relaxed) }
+        catalog.subscribe { _ in batches.add(1, ordering: .relaxed) }
         catalog.start()
         defer { catalog.stop() }
 
@@ -49,8 +49,9 @@ final class LiveCatalogTests: XCTestCase {
         backing.bundle("item.hpwebsite", title: "Old title", tags: ["old"])
         let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
         let seen = Mutex<[String]>([])
-        catalog.subscribe { _, index in
-            let title = index.records[ItemName("item.hpwebsite")]?.item.title ?? "?"
+        catalog.subscribe { update in
+            guard !update.changes.isEmpty else { return }
+            let title = catalog.withIndex { $0.records[ItemName("item.hpwebsite")]?.item.title ?? "?" }
             seen.withLock { $0.append(title) }
         }
         catalog.start()

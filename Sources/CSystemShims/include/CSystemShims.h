@@ -36,6 +36,15 @@ int qfs_lstatat(int dirfd, const char *path, qfs_stat *out);
 /// renameat2(2). Returns 0, or -1 with errno set.
 int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 
+/// GNU-only constants Swift's Glibc module leaves out.
+extern const int QFS_O_PATH;
+extern const int QFS_AT_EMPTY_PATH;
+extern const long QFS_UTIME_NOW;
+extern const long QFS_UTIME_OMIT;
+
+/// fallocate(2). Returns 0, or -1 with errno set.
+int qfs_fallocate(int fd, int mode, int64_t offset, int64_t length);
+
 extern const unsigned int QFS_RENAME_NOREPLACE;
 extern const unsigned int QFS_RENAME_EXCHANGE;
 

@@ -104,13 +104,23 @@ public final class LiveCatalog: @unchecked Sendable {
         close(wakePipe[1])
     }
 
-    public typealias Subscriber = @Sendable ([ViewChange], LiveIndex) -> Void
+    /// What one burst did: the view changes, the new listing of every
+    /// changed view, and every item the burst touched (even those whose
+    /// fields did not change: their files may have).
+    public struct Update: Sendable {
+        public let changes: [ViewChange]
+        public let listings: [[String]: [ItemRecord]]
+        public let touchedItems: Set<ItemName>
+    }
+
+    public typealias Subscriber = @Sendable (Update) -> Void
     private let subscribers = Mutex<[Int: Subscriber]>([:])
     private let nextSubscriberID = Atomic<Int>(0)
     private let started = Atomic<Bool>(false)
 
-    /// Calls `subscriber` on the watcher thread after each burst that changed
-    /// some view. Returns a token for `unsubscribe`.
+    /// Calls `subscriber` on the watcher thread after each burst, outside the
+    /// index lock (so it may call `withIndex`, and FUSE notifications made
+    /// there cannot deadlock with request handlers). Returns a token for `unsubscribe`.
     @discardableResult
     public func subscribe(_ subscriber: @escaping Subscriber) -> Int {
         let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
@@ -122,8 +132,7 @@ public final class LiveCatalog: @unchecked Sendable {
         _ = subscribers.withLock { $0.removeValue(forKey: id) }
     }
 
-    /// Runs `body` with the index, safe from any thread. Do not call it from
-    /// a subscriber: subscribers already run with the index locked.
+    /// Runs `body` with the index, safe from any thread.
     public func withIndex<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {
         try indexLock.withLock { try body(index) }
     }
@@ -132,8 +141,8 @@ public final class LiveCatalog: @unchecked Sendable {
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         startThread { [self] in
-            run { changes, index in
-                for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(changes, index) }
+            run { update in
+                for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(update) }
             }
             finished.withLock { $0 = true }
         }
@@ -143,8 +152,8 @@ public final class LiveCatalog: @unchecked Sendable {
     /// (starts the watcher if needed). Ends when the catalog stops.
     public func changes(of path: [String]) -> AsyncStream<ViewChange> {
         AsyncStream { continuation in
-            let id = subscribe { changes, _ in
-                for change in changes where change.path == path { continuation.yield(change) }
+            let id = subscribe { update in
+                for change in update.changes where change.path == path { continuation.yield(change) }
             }
             continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
             start()
@@ -157,7 +166,7 @@ public final class LiveCatalog: @unchecked Sendable {
         wake()
     }
 
-    private func run(onChange: ([ViewChange], LiveIndex) -> Void) {
+    private func run(onChange: (Update) -> Void) {
         var pending = BackingWatcher.Observation()
         var burstStart: Double?
         var lastUnwatchedRescan = monotonicSeconds()
@@ -191,10 +200,15 @@ public final class LiveCatalog: @unchecked Sendable {
             guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
             let observation = pending
             pending = BackingWatcher.Observation(backingGone: pending.backingGone)
-            indexLock.withLock {
+            let update: Update = indexLock.withLock {
                 let changes = flush(observation, into: index)
-                if !changes.isEmpty { onChange(changes, index) }
+                var listings: [[String]: [ItemRecord]] = [:]
+                for change in changes where change.kind != .vanished {
+                    listings[change.path] = index.view(at: change.path)?.records ?? []
+                }
+                return Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems)
             }
+            if !update.changes.isEmpty || !update.touchedItems.isEmpty { onChange(update) }
         }
     }
 

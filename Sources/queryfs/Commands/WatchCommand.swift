@@ -28,8 +28,8 @@ struct WatchCommand: ParsableCommand {
             guard catalog.withIndex({ $0.view(at: components) != nil }) || isTagPath else {
                 throw Failure("no view '\(viewPath)' in \(backing) (`queryfs views \(backing)` lists them)")
             }
-            catalog.subscribe { changes, _ in
-                for change in changes where change.path == components {
+            catalog.subscribe { update in
+                for change in update.changes where change.path == components {
                     var output = StandardOutput()
                     output.line(change.jsonLine)
                     output.flush()

@@ -1,0 +1,269 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+
+/// The libfuse low-level operation table. Each callback is a plain C
+/// function (never a closure from main.swift: those are MainActor-isolated
+/// and trap on libfuse's worker threads); it finds the filesystem through
+/// the request's userdata and dispatches on the kind of node.
+enum FuseOperations {
+    static func filesystem(_ request: fuse_req_t?) -> QueryFilesystem {
+        Unmanaged<QueryFilesystem>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
+    }
+
+    static func passthroughNode(_ request: fuse_req_t?, _ id: fuse_ino_t) -> (QueryFilesystem, PassthroughNode)? {
+        let fs = filesystem(request)
+        guard let node = fs.passthrough.node(id) else { return nil }
+        return (fs, node)
+    }
+
+    /// Views, the root and `tag/` are read-only.
+    static let readOnlyError = EROFS
+
+    static func make() -> fuse_lowlevel_ops {
+        var ops = fuse_lowlevel_ops()
+        ops.`init` = { userdata, connection in
+            guard let connection else { return }
+            _ = qfs_want(connection, UInt32(FUSE_CAP_CACHE_SYMLINKS))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_READDIRPLUS))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_READDIRPLUS_AUTO))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_FLOCK_LOCKS))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_READ))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_WRITE))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_MOVE))
+            _ = qfs_want(connection, UInt32(FUSE_CAP_PARALLEL_DIROPS))
+            // Writes must reach the backing file at once (SPEC §5: nothing lost).
+            qfs_unwant(connection, UInt32(FUSE_CAP_WRITEBACK_CACHE))
+            connection.pointee.max_write = 1 << 20
+            connection.pointee.max_readahead = 1 << 20
+        }
+        ops.lookup = { request, parent, name in
+            guard let name else { return FuseOperations.filesystem(request).fail(request, EINVAL) }
+            if let (fs, node) = FuseOperations.passthroughNode(request, parent) {
+                fs.replyPassthroughEntry(request, parent: node, name: name)
+            } else {
+                FuseOperations.filesystem(request).viewLookup(request, parent: parent, name: name)
+            }
+        }
+        ops.forget = { request, id, count in
+            FuseOperations.filesystem(request).passthrough.forget(id, count: count)
+            fuse_reply_none(request)
+        }
+        ops.forget_multi = { request, count, forgets in
+            let fs = FuseOperations.filesystem(request)
+            for index in 0..<count {
+                fs.passthrough.forget(forgets![index].ino, count: forgets![index].nlookup)
+            }
+            fuse_reply_none(request)
+        }
+        ops.getattr = { request, id, _ in
+            if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughGetattr(request, node) }
+            let fs = FuseOperations.filesystem(request)
+            guard var attributes = fs.viewAttributes(of: id) else { return fs.fail(request, ENOENT) }
+            fuse_reply_attr(request, &attributes, fs.policy.viewTimeout)
+        }
+        ops.setattr = { request, id, attributes, toSet, info in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughSetattr(request, node, attributes: attributes!, toSet: toSet, info: info)
+        }
+        ops.readlink = { request, id in
+            if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughReadlink(request, node) }
+            FuseOperations.filesystem(request).viewReadlink(request, id: id)
+        }
+        ops.mknod = { request, parent, name, mode, device in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughMake(request, parent: node, name: name!) { mknodat($0, name!, mode, device) }
+        }
+        ops.mkdir = { request, parent, name, mode in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughMake(request, parent: node, name: name!) { mkdirat($0, name!, mode) }
+        }
+        ops.symlink = { request, link, parent, name in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughMake(request, parent: node, name: name!) { symlinkat(link!, $0, name!) }
+        }
+        ops.link = { request, id, newParent, newName in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id), let (_, parent) = FuseOperations.passthroughNode(request, newParent) else {
+                return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError)
+            }
+            fs.passthroughLink(request, node, newParent: parent, newName: newName!)
+        }
+        ops.unlink = { request, parent, name in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughRemove(request, parent: node, name: name!, directory: false)
+        }
+        ops.rmdir = { request, parent, name in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughRemove(request, parent: node, name: name!, directory: true)
+        }
+        ops.rename = { request, parent, name, newParent, newName, flags in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent), let (_, target) = FuseOperations.passthroughNode(request, newParent) else {
+                // Renaming into or out of a view is not possible: EXDEV makes `mv` copy instead, which views refuse too.
+                return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError)
+            }
+            fs.passthroughRename(request, parent: node, name: name!, newParent: target, newName: newName!, flags: flags)
+        }
+        ops.open = { request, id, info in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else {
+                // View entries are symlinks: the kernel follows them, it never opens them.
+                return FuseOperations.filesystem(request).fail(request, EISDIR)
+            }
+            fs.passthroughOpen(request, node, info: info!)
+        }
+        ops.create = { request, parent, name, mode, info in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            fs.passthroughCreate(request, parent: node, name: name!, mode: mode, info: info!)
+        }
+        ops.read = { request, _, size, offset, info in
+            _ = qfs_reply_data_from_fd(request, Int32(truncatingIfNeeded: info!.pointee.fh), size, offset)
+        }
+        ops.write_buf = { request, _, buffers, offset, info in
+            let written = qfs_write_buf_to_fd(buffers, Int32(truncatingIfNeeded: info!.pointee.fh), offset)
+            if written < 0 { fuse_reply_err(request, Int32(-written)) } else { fuse_reply_write(request, written) }
+        }
+        ops.flush = { request, _, info in
+            // Like close(2) on the backing file: reports delayed write errors.
+            let result = close(dup(Int32(truncatingIfNeeded: info!.pointee.fh)))
+            fuse_reply_err(request, result == 0 ? 0 : errno)
+        }
+        ops.release = { request, _, info in
+            close(Int32(truncatingIfNeeded: info!.pointee.fh))
+            fuse_reply_err(request, 0)
+        }
+        ops.fsync = { request, _, dataOnly, info in
+            let fd = Int32(truncatingIfNeeded: info!.pointee.fh)
+            let result = dataOnly != 0 ? fdatasync(fd) : fsync(fd)
+            fuse_reply_err(request, result == 0 ? 0 : errno)
+        }
+        ops.fallocate = { request, _, mode, offset, length, info in
+            let result = qfs_fallocate(Int32(truncatingIfNeeded: info!.pointee.fh), mode, Int64(offset), Int64(length))
+            fuse_reply_err(request, result == 0 ? 0 : errno)
+        }
+        ops.lseek = { request, _, offset, whence, info in
+            let result = lseek(Int32(truncatingIfNeeded: info!.pointee.fh), offset, whence)
+            if result < 0 { fuse_reply_err(request, errno) } else { fuse_reply_lseek(request, result) }
+        }
+        ops.flock = { request, _, info, operation in
+            let result = flock(Int32(truncatingIfNeeded: info!.pointee.fh), operation)
+            fuse_reply_err(request, result == 0 ? 0 : errno)
+        }
+        ops.opendir = { request, id, info in
+            if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughOpendir(request, node, info: info!) }
+            let fs = FuseOperations.filesystem(request)
+            guard let listing = fs.viewDirectoryListing(of: id) else { return fs.fail(request, ENOENT) }
+            info!.pointee.fh = DirectoryHandles.store(.view(listing))
+            fuse_reply_open(request, info)
+        }
+        ops.readdir = { request, id, size, offset, info in FuseOperations.readdir(request, id, size, offset, info, plus: false) }
+        ops.readdirplus = { request, id, size, offset, info in FuseOperations.readdir(request, id, size, offset, info, plus: true) }
+        ops.releasedir = { request, _, info in
+            DirectoryHandles.release(info!.pointee.fh)
+            fuse_reply_err(request, 0)
+        }
+        ops.fsyncdir = { request, _, dataOnly, info in
+            guard case .passthrough(let handle) = DirectoryHandles.load(info!.pointee.fh) else {
+                return FuseOperations.filesystem(request).fail(request, 0)
+            }
+            let fd = dirfd(handle.stream)
+            let result = dataOnly != 0 ? fdatasync(fd) : fsync(fd)
+            fuse_reply_err(request, result == 0 ? 0 : errno)
+        }
+        ops.statfs = { request, id in
+            let fs = FuseOperations.filesystem(request)
+            let node = fs.passthrough.node(id) ?? fs.passthrough.root
+            var status = statvfs()
+            guard fstatvfs(node.fd, &status) == 0 else { return fs.fail(request, errno) }
+            fuse_reply_statfs(request, &status)
+        }
+        ops.setxattr = { request, id, name, value, size, flags in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
+            let result = setxattr(QueryFilesystem.procPath(node.fd), name!, value, size, flags)
+            fs.fail(request, result == 0 ? 0 : errno)
+        }
+        ops.getxattr = { request, id, name, size in
+            guard let (_, node) = FuseOperations.passthroughNode(request, id) else {
+                // Views carry no extended attributes (ls -l asks for security.selinux on every entry).
+                return FuseOperations.filesystem(request).fail(request, ENODATA)
+            }
+            XattrReply.get(request, path: QueryFilesystem.procPath(node.fd), name: name!, size: size)
+        }
+        ops.listxattr = { request, id, size in
+            guard let (_, node) = FuseOperations.passthroughNode(request, id) else {
+                if size == 0 { fuse_reply_xattr(request, 0) } else { fuse_reply_buf(request, nil, 0) }
+                return
+            }
+            XattrReply.list(request, path: QueryFilesystem.procPath(node.fd), size: size)
+        }
+        ops.removexattr = { request, id, name in
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
+            let result = removexattr(QueryFilesystem.procPath(node.fd), name!)
+            fs.fail(request, result == 0 ? 0 : errno)
+        }
+        return ops
+    }
+
+    static func readdir(_ request: fuse_req_t?, _ id: fuse_ino_t, _ size: Int, _ offset: off_t,
+                        _ info: UnsafeMutablePointer<fuse_file_info>?, plus: Bool)
+    {
+        let fs = filesystem(request)
+        switch DirectoryHandles.load(info!.pointee.fh) {
+        case .view(let listing):
+            listing.reply(request, size: size, offset: Int(offset), plus: plus, timeout: fs.policy.viewTimeout)
+        case .passthrough(let handle):
+            guard let node = fs.passthrough.node(id) else { return fs.fail(request, ENOENT) }
+            fs.passthroughReaddir(request, node, handle: handle, size: size, offset: Int(offset), plus: plus)
+        }
+    }
+}
+
+/// Open directory handles, stored in `fuse_file_info.fh` as retained pointers.
+enum DirectoryHandles {
+    enum Handle {
+        case view(DirectoryListing)
+        case passthrough(QueryFilesystem.DirectoryHandle)
+    }
+
+    final class Box {
+        let handle: Handle
+        init(_ handle: Handle) { self.handle = handle }
+    }
+
+    static func store(_ handle: Handle) -> UInt64 {
+        UInt64(UInt(bitPattern: Unmanaged.passRetained(Box(handle)).toOpaque()))
+    }
+
+    static func load(_ fh: UInt64) -> Handle {
+        Unmanaged<Box>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fh))!).takeUnretainedValue().handle
+    }
+
+    static func release(_ fh: UInt64) {
+        Unmanaged<Box>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fh))!).release()
+    }
+}
+
+/// getxattr/listxattr replies: the size when asked for it, else the bytes.
+enum XattrReply {
+    static func get(_ request: fuse_req_t?, path: String, name: UnsafePointer<CChar>, size: Int) {
+        if size == 0 {
+            let needed = getxattr(path, name, nil, 0)
+            if needed < 0 { fuse_reply_err(request, errno) } else { fuse_reply_xattr(request, needed) }
+            return
+        }
+        var buffer = [UInt8](repeating: 0, count: size)
+        let count = getxattr(path, name, &buffer, size)
+        if count < 0 { fuse_reply_err(request, errno) } else { buffer.withUnsafeBytes { _ = fuse_reply_buf(request, $0.baseAddress?.assumingMemoryBound(to: CChar.self), count) } }
+    }
+
+    static func list(_ request: fuse_req_t?, path: String, size: Int) {
+        if size == 0 {
+            let needed = listxattr(path, nil, 0)
+            if needed < 0 { fuse_reply_err(request, errno) } else { fuse_reply_xattr(request, needed) }
+            return
+        }
+        var buffer = [CChar](repeating: 0, count: size)
+        let count = listxattr(path, &buffer, size)
+        if count < 0 { fuse_reply_err(request, errno) } else { fuse_reply_buf(request, buffer, count) }
+    }
+}

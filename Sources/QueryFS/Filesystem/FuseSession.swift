@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+
+/// One mount, from preflight to unmount: builds the live catalog (so every
+/// view is complete before the mount is visible), creates the FUSE session,
+/// mounts, reports readiness, and serves requests on worker threads until
+/// unmounted or signalled (SIGINT, SIGTERM, SIGHUP).
+public struct FuseSession {
+    public struct Options: Sendable {
+        public var backing: String
+        public var mountPoint: String
+        public var fuseOptions: [String] = []
+        public var absoluteLinks = false
+        public var maxThreads: UInt32 = 16
+        public init(backing: String, mountPoint: String) {
+            self.backing = backing
+            self.mountPoint = mountPoint
+        }
+    }
+
+    public let options: Options
+    let log: @Sendable (String) -> Void
+
+    public init(options: Options, log: @escaping @Sendable (String) -> Void) {
+        self.options = options
+        self.log = log
+    }
+
+    /// Mounts, calls `ready` once the mount is live, serves until unmounted,
+    /// then unmounts. Throws (with nothing mounted) if it cannot mount.
+    public func run(ready: () -> Void) throws(MountPreflight.Failure) {
+        guard let backing = MountPreflight.realpathString(options.backing) else {
+            throw MountPreflight.Failure("backing directory \(options.backing): \(String(cString: strerror(errno)))")
+        }
+        let allowNonEmpty = options.fuseOptions.contains("nonempty")
+        try MountPreflight.checkMountPoint(options.mountPoint, allowNonEmpty: allowNonEmpty)
+        guard let mountPoint = MountPreflight.realpathString(options.mountPoint) else {
+            throw MountPreflight.Failure("mount point \(options.mountPoint): \(String(cString: strerror(errno)))")
+        }
+        try MountPreflight.checkFuseDevice()
+
+        let catalog: LiveCatalog
+        let filesystem: QueryFilesystem
+        do {
+            catalog = try LiveCatalog(backingPath: backing, log: log)
+            filesystem = try QueryFilesystem(catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative)
+        } catch {
+            throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")
+        }
+
+        var ops = FuseOperations.make()
+        let userdata = Unmanaged.passRetained(filesystem).toOpaque()
+        defer { Unmanaged<QueryFilesystem>.fromOpaque(userdata).release() }
+        let arguments = ["queryfs", "-o", fuseOptionString(backing: backing)]
+        var cArguments = arguments.map { strdup($0) }
+        defer { cArguments.forEach { free($0) } }
+        guard let session = qfs_session_new(Int32(cArguments.count), &cArguments, &ops, userdata) else {
+            throw MountPreflight.Failure("invalid mount options: \(options.fuseOptions.joined(separator: ","))")
+        }
+        defer { fuse_session_destroy(session) }
+        guard fuse_session_mount(session, mountPoint) == 0 else {
+            throw MountPreflight.Failure("cannot mount \(mountPoint) (see the fuse message above; is it permitted?)")
+        }
+        defer { fuse_session_unmount(session) }
+        guard fuse_set_signal_handlers(session) == 0 else {
+            throw MountPreflight.Failure("cannot install signal handlers")
+        }
+        defer { fuse_remove_signal_handlers(session) }
+        filesystem.session = session
+
+        let invalidator = KernelCacheInvalidator(filesystem: filesystem)
+        catalog.subscribe { update in invalidator.apply(update) }
+        catalog.start()
+        defer { catalog.stop() }
+        ready()
+        let result = qfs_session_loop_mt(session, options.maxThreads)
+        if result < 0 { log("session loop ended with error \(-result)") }
+    }
+
+    /// `-o` for libfuse: the backing directory as the source (so /proc/mounts
+    /// and `queryfs watch MOUNTPOINT/VIEW` can find it), the subtype, kernel
+    /// permission checks, and the user's options.
+    private func fuseOptionString(backing: String) -> String {
+        let escapedSource = backing.replacingCommas()
+        var list = ["fsname=\(escapedSource)", "subtype=queryfs", "default_permissions"]
+        list += options.fuseOptions.filter { $0 != "nonempty" && !$0.isEmpty }
+        return list.joined(separator: ",")
+    }
+}
+
+extension String {
+    /// libfuse option lists are comma-separated; a comma in a value is escaped.
+    func replacingCommas() -> String {
+        var result = ""
+        for character in self {
+            if character == "," || character == "\\" { result.append("\\") }
+            result.append(character)
+        }
+        return result
+    }
+}

@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+
+/// Turns each burst of the live catalog into kernel cache invalidations, so
+/// the kernel can keep day-long timeouts and still never show a stale
+/// listing, name, target or attribute. Runs on the watcher thread, outside
+/// every lock request handlers take (a notification waits for the kernel,
+/// which may wait for a handler).
+///
+/// Per changed view: the folder's readdir cache and mtime (inval_inode), the
+/// dentries of entry names that no longer exist (inval_entry), and the
+/// attributes of entries whose item changed (inval_inode). When more than
+/// `wholeFolderThreshold` names changed (an item moved across a large view
+/// renames every entry in between), the folder's own dentry is invalidated
+/// instead: the kernel then drops all its cached children at once.
+/// Per touched item: every passthrough node the kernel holds inside it.
+struct KernelCacheInvalidator {
+    let filesystem: QueryFilesystem
+    var wholeFolderThreshold = 256
+
+    private var session: OpaquePointer? { filesystem.session }
+
+    func apply(_ update: LiveCatalog.Update) {
+        let now = Timestamp.now
+        let folders = filesystem.folders
+        var changedItems = Set<ItemName>()
+        for change in update.changes {
+            for name in change.newNames.keys.compactMap({ update.listings[change.path]?[$0].name }) { changedItems.insert(name) }
+        }
+        for item in update.touchedItems {
+            if let record = filesystem.catalog.withIndex({ $0.records[item] }) { folders.remember(record) }
+        }
+        for change in update.changes {
+            if change.kind == .vanished, change.path.count == 2 {
+                guard let folder = folders.folder(path: change.path) else { continue }
+                folders.removeTagFolder(change.path[1])
+                folder.replace(ViewListing(records: []), at: now)
+                invalidateEntry(parent: NodeID.tagRoot, name: Array(change.path[1].utf8))
+                invalidateInode(NodeID.tagRoot)
+                continue
+            }
+            let records = update.listings[change.path] ?? []
+            let (folder, old) = filesystem.installListing(of: change.path, records: records, at: now)
+            if change.kind == .appeared {
+                invalidateInode(NodeID.tagRoot)
+            }
+            invalidateInode(folder.id)
+            guard let old else { continue }
+            invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
+            for item in changedItems {
+                invalidateInode(NodeID.entry(folder: folder.serial, item: folders.serial(of: item)))
+            }
+        }
+        for item in update.touchedItems {
+            invalidatePassthrough(item: item)
+        }
+    }
+
+    /// Entry names of the old listing that the new one no longer has.
+    private func invalidateRenamedEntries(of folder: ViewFolder, old: ViewListing, new: ViewListing, change: ViewChange) {
+        let range = change.shiftedRange
+        var stale: [[UInt8]] = []
+        let lowest = min(range.lowerBound, change.diff.deletions.min() ?? Int.max, change.diff.moves.map(\.from).min() ?? Int.max)
+        let start = min(lowest, old.count)
+        for index in start..<old.count {
+            let name = old.name(at: index)
+            if index >= new.count || new.name(at: index) != name { stale.append(name) }
+            if stale.count > wholeFolderThreshold { break }
+        }
+        if stale.count > wholeFolderThreshold {
+            let parent = folder.path.count == 2 ? NodeID.tagRoot : NodeID.root
+            invalidateEntry(parent: parent, name: Array(folder.path.last!.utf8))
+            return
+        }
+        for name in stale { invalidateEntry(parent: folder.id, name: name) }
+    }
+
+    /// Drops the kernel's view of every node inside `item` under bundles/:
+    /// attributes and cached data, and dentries whose name now means another file.
+    private func invalidatePassthrough(item: ItemName) {
+        for node in filesystem.passthrough.nodes(inItem: item) {
+            invalidateInode(node.id)
+            var status = stat()
+            let parentFD = filesystem.passthrough.node(node.parent)?.fd ?? -1
+            let same = parentFD >= 0 && node.name.withCString { fstatat(parentFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
+                && UInt64(status.st_ino) == node.inode
+            if !same { invalidateEntry(parent: node.parent, name: node.name) }
+        }
+        // The item itself in bundles/, if the kernel holds a dentry for a name now gone.
+        var status = stat()
+        if item.withCString({ fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
+            invalidateEntry(parent: NodeID.bundles, name: item.bytes)
+        }
+    }
+
+    private func invalidateInode(_ id: UInt64) {
+        guard let session else { return }
+        _ = fuse_lowlevel_notify_inval_inode(session, id, 0, 0)
+    }
+
+    private func invalidateEntry(parent: UInt64, name: [UInt8]) {
+        guard let session else { return }
+        name.withCString { _ = fuse_lowlevel_notify_inval_entry(session, parent, $0, name.count) }
+    }
+}
+
+extension Timestamp {
+    static var now: Timestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Timestamp(seconds: Int64(time.tv_sec), nanoseconds: UInt32(time.tv_nsec))
+    }
+}

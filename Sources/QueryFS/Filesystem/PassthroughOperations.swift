@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+
+/// `bundles/`: the backing directory passed through, as libfuse's
+/// passthrough_ll does it — every node an QFS_O_PATH descriptor, every open file
+/// a real descriptor on the backing file, data spliced straight through.
+extension QueryFilesystem {
+    /// `/proc/self/fd/N`: how to reach a file an QFS_O_PATH descriptor names.
+    static func procPath(_ fd: Int32) -> String { "/proc/self/fd/\(fd)" }
+
+    func replyError(_ request: fuse_req_t?, _ code: Int32 = errno) {
+        fuse_reply_err(request, code == 0 ? EIO : code)
+    }
+
+    /// Replies with the entry for `name` in `parent` (after a lookup or a creation).
+    func replyPassthroughEntry(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>) {
+        do {
+            var entry = try passthroughEntry(parent: parent, name: name)
+            fuse_reply_entry(request, &entry)
+        } catch {
+            replyError(request, error.errno)
+        }
+    }
+
+    func passthroughEntry(parent: PassthroughNode, name: UnsafePointer<CChar>) throws(SystemError) -> fuse_entry_param {
+        let (node, status) = try passthrough.lookup(name, in: parent)
+        var attributes = status
+        attributes.st_ino = ino_t(node.id)
+        return entryParameters(id: node.id, attributes: attributes, timeout: policy.timeout(forPassthroughItem: node.item))
+    }
+
+    func passthroughAttributes(_ node: PassthroughNode, openFD: Int32? = nil) -> stat? {
+        var status = stat()
+        let result = openFD.map { fstat($0, &status) } ?? fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
+        guard result == 0 else { return nil }
+        status.st_ino = ino_t(node.id)
+        return status
+    }
+
+    func passthroughGetattr(_ request: fuse_req_t?, _ node: PassthroughNode) {
+        guard var status = passthroughAttributes(node) else { return replyError(request) }
+        fuse_reply_attr(request, &status, policy.timeout(forPassthroughItem: node.item))
+    }
+
+    func passthroughSetattr(_ request: fuse_req_t?, _ node: PassthroughNode, attributes: UnsafeMutablePointer<stat>,
+                            toSet: Int32, info: UnsafeMutablePointer<fuse_file_info>?)
+    {
+        let openFD = info.map { Int32(truncatingIfNeeded: $0.pointee.fh) }
+        let path = Self.procPath(node.fd)
+        var status = stat()
+        fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
+        let isSymlink = status.st_mode & S_IFMT == S_IFLNK
+        if toSet & FUSE_SET_ATTR_MODE != 0 {
+            let result = openFD.map { fchmod($0, attributes.pointee.st_mode) } ?? chmod(path, attributes.pointee.st_mode)
+            if result != 0 { return replyError(request) }
+        }
+        if toSet & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID) != 0 {
+            let uid = toSet & FUSE_SET_ATTR_UID != 0 ? attributes.pointee.st_uid : uid_t.max
+            let gid = toSet & FUSE_SET_ATTR_GID != 0 ? attributes.pointee.st_gid : gid_t.max
+            if fchownat(node.fd, "", uid, gid, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 { return replyError(request) }
+        }
+        if toSet & FUSE_SET_ATTR_SIZE != 0 {
+            let result = openFD.map { ftruncate($0, attributes.pointee.st_size) } ?? truncate(path, attributes.pointee.st_size)
+            if result != 0 { return replyError(request) }
+        }
+        if toSet & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME) != 0 {
+            var times = [timespec(tv_sec: 0, tv_nsec: Int(QFS_UTIME_OMIT)), timespec(tv_sec: 0, tv_nsec: Int(QFS_UTIME_OMIT))]
+            if toSet & FUSE_SET_ATTR_ATIME_NOW != 0 { times[0].tv_nsec = Int(QFS_UTIME_NOW) }
+            else if toSet & FUSE_SET_ATTR_ATIME != 0 { times[0] = attributes.pointee.st_atim }
+            if toSet & FUSE_SET_ATTR_MTIME_NOW != 0 { times[1].tv_nsec = Int(QFS_UTIME_NOW) }
+            else if toSet & FUSE_SET_ATTR_MTIME != 0 { times[1] = attributes.pointee.st_mtim }
+            let result: Int32
+            if let openFD {
+                result = futimens(openFD, &times)
+            } else if isSymlink, let parent = passthrough.node(node.parent) {
+                result = node.name.withCString { utimensat(parent.fd, $0, &times, AT_SYMLINK_NOFOLLOW) }
+            } else {
+                result = utimensat(AT_FDCWD, path, &times, 0)
+            }
+            if result != 0 { return replyError(request) }
+        }
+        passthroughGetattr(request, node)
+    }
+
+    func passthroughReadlink(_ request: fuse_req_t?, _ node: PassthroughNode) {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlinkat(node.fd, "", &buffer, buffer.count - 1)
+        guard count >= 0 else { return replyError(request) }
+        buffer[count] = 0
+        fuse_reply_readlink(request, buffer)
+    }
+
+    // MARK: Making and removing names
+
+    func passthroughMake(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>,
+                         _ make: (Int32) -> Int32)
+    {
+        guard make(parent.fd) == 0 else { return replyError(request) }
+        replyPassthroughEntry(request, parent: parent, name: name)
+    }
+
+    func passthroughLink(_ request: fuse_req_t?, _ node: PassthroughNode, newParent: PassthroughNode, newName: UnsafePointer<CChar>) {
+        let result = linkat(AT_FDCWD, Self.procPath(node.fd), newParent.fd, newName, AT_SYMLINK_FOLLOW)
+        guard result == 0 else { return replyError(request) }
+        replyPassthroughEntry(request, parent: newParent, name: newName)
+    }
+
+    func passthroughRemove(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>, directory: Bool) {
+        let result = unlinkat(parent.fd, name, directory ? AT_REMOVEDIR : 0)
+        fuse_reply_err(request, result == 0 ? 0 : errno)
+    }
+
+    func passthroughRename(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>,
+                           newParent: PassthroughNode, newName: UnsafePointer<CChar>, flags: UInt32)
+    {
+        let result = qfs_renameat2(parent.fd, name, newParent.fd, newName, flags)
+        fuse_reply_err(request, result == 0 ? 0 : errno)
+    }
+
+    // MARK: Files
+
+    func passthroughOpen(_ request: fuse_req_t?, _ node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>) {
+        let fd = open(Self.procPath(node.fd), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return replyError(request) }
+        info.pointee.fh = UInt64(fd)
+        fuse_reply_open(request, info)
+    }
+
+    func passthroughCreate(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>, mode: mode_t,
+                           info: UnsafeMutablePointer<fuse_file_info>)
+    {
+        let fd = openat(parent.fd, name, (info.pointee.flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode)
+        guard fd >= 0 else { return replyError(request) }
+        info.pointee.fh = UInt64(fd)
+        do {
+            var entry = try passthroughEntry(parent: parent, name: name)
+            fuse_reply_create(request, &entry, info)
+        } catch {
+            close(fd)
+            replyError(request, error.errno)
+        }
+    }
+
+    // MARK: Directories
+
+    /// An open passthrough directory: its stream and where readdir left off.
+    final class DirectoryHandle {
+        let stream: OpaquePointer
+        var offset: Int = 0
+        var pending: UnsafeMutablePointer<dirent>?
+        init(stream: OpaquePointer) { self.stream = stream }
+        deinit { closedir(stream) }
+    }
+
+    func passthroughOpendir(_ request: fuse_req_t?, _ node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>) {
+        let fd = openat(node.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return replyError(request) }
+        guard let stream = fdopendir(fd) else {
+            let code = errno
+            close(fd)
+            return replyError(request, code)
+        }
+        info.pointee.fh = DirectoryHandles.store(.passthrough(DirectoryHandle(stream: stream)))
+        fuse_reply_open(request, info)
+    }
+
+    func passthroughReaddir(_ request: fuse_req_t?, _ node: PassthroughNode, handle: DirectoryHandle, size capacity: Int,
+                            offset: Int, plus: Bool)
+    {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(capacity, 1))
+        defer { buffer.deallocate() }
+        if offset != handle.offset {
+            seekdir(handle.stream, offset)
+            handle.pending = nil
+            handle.offset = offset
+        }
+        var used = 0
+        while true {
+            if handle.pending == nil {
+                errno = 0
+                handle.pending = readdir(handle.stream)
+                if handle.pending == nil {
+                    if errno != 0, used == 0 { return replyError(request) }
+                    break
+                }
+            }
+            let entry = handle.pending!
+            let nextOffset = off_t(entry.pointee.d_off)
+            let room = capacity - used
+            // 0: the entry vanished between readdir and lookup; skip it.
+            let entrySize: Int = withUnsafePointer(to: &entry.pointee.d_name) { namePointer in
+                namePointer.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                    let isDot = strcmp(name, ".") == 0 || strcmp(name, "..") == 0
+                    guard plus else {
+                        var status = stat()
+                        status.st_ino = entry.pointee.d_ino
+                        status.st_mode = mode_t(entry.pointee.d_type) << 12
+                        return fuse_add_direntry(request, buffer + used, room, name, &status, nextOffset)
+                    }
+                    var parameters = fuse_entry_param()
+                    if isDot {
+                        parameters.attr.st_ino = entry.pointee.d_ino
+                        parameters.attr.st_mode = mode_t(entry.pointee.d_type) << 12
+                    } else {
+                        guard let found = try? passthroughEntry(parent: node, name: name) else { return 0 }
+                        parameters = found
+                    }
+                    let needed = fuse_add_direntry_plus(request, buffer + used, room, name, &parameters, nextOffset)
+                    // Did not fit: the kernel will not see this lookup, so undo it.
+                    if needed > room && !isDot { passthrough.forget(parameters.ino, count: 1) }
+                    return needed
+                }
+            }
+            if entrySize == 0 {
+                handle.pending = nil
+                handle.offset = Int(nextOffset)
+                continue
+            }
+            if entrySize > room { break }
+            used += entrySize
+            handle.pending = nil
+            handle.offset = Int(nextOffset)
+        }
+        fuse_reply_buf(request, buffer, used)
+    }
+}

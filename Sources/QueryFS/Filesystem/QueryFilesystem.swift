@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+
+/// The mounted filesystem: the root, the view folders of the live index as
+/// folders of symlinks, and `bundles/` passed through to the backing
+/// directory. Request handlers read immutable view snapshots and never wait
+/// on the index; the watcher thread swaps snapshots in and tells the kernel
+/// exactly what changed (`KernelCacheInvalidator`).
+public final class QueryFilesystem: @unchecked Sendable {
+    let catalog: LiveCatalog
+    let linkStyle: LinkStyle
+    let folders = ViewFolderTable()
+    let passthrough: PassthroughTable
+    let policy = CachePolicy()
+    let mountTime: Timestamp
+    let owner: (uid: uid_t, gid: gid_t)
+    /// Set once the session exists; notifications go through it.
+    var session: OpaquePointer?
+
+    /// The fixed top-level names of the root, in listing order (then the configured views).
+    static let bundlesName = "bundles"
+
+    public init(catalog: LiveCatalog, linkStyle: LinkStyle) throws(SystemError) {
+        self.catalog = catalog
+        self.linkStyle = linkStyle
+        passthrough = try PassthroughTable(backing: catalog.backing)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        mountTime = Timestamp(seconds: Int64(now.tv_sec), nanoseconds: UInt32(now.tv_nsec))
+        owner = (getuid(), getgid())
+        catalog.withIndex { index in
+            fixedPaths = index.viewSet.fixed.map(\.path)
+            for record in index.records.values { folders.remember(record) }
+            for view in index.views { installListing(of: view.definition.path, records: view.records, at: mountTime) }
+        }
+    }
+
+    /// Publishes the current listing of `view` (called at mount and by the watcher).
+    @discardableResult
+    func installListing(of path: [String], records: [ItemRecord], at time: Timestamp) -> (folder: ViewFolder, old: ViewListing?) {
+        let listing = ViewListing(records: records)
+        let (folder, isNew) = folders.folder(path: path, listing: listing, time: time)
+        var old: ViewListing?
+        if !isNew {
+            old = folder.listing
+            folder.replace(listing, at: time)
+        }
+        return (folder, old)
+    }
+
+    /// Paths of the fixed views, in root listing order (read once: handlers
+    /// must not take the index lock).
+    private(set) var fixedPaths: [[String]] = []
+
+    /// Top-level view folders (fixed views, in their order), excluding `tag/<x>`.
+    var topLevelFolders: [ViewFolder] {
+        fixedPaths.compactMap { folders.folder(path: $0) }
+    }
+
+    // MARK: Attributes
+
+    func directoryAttributes(id: UInt64, changed: Timestamp) -> stat {
+        var attributes = stat()
+        attributes.st_ino = ino_t(id)
+        attributes.st_mode = S_IFDIR | 0o555
+        attributes.st_nlink = 2
+        attributes.st_uid = owner.uid
+        attributes.st_gid = owner.gid
+        attributes.st_blksize = 4096
+        let time = timespec(tv_sec: Int(changed.seconds), tv_nsec: Int(changed.nanoseconds))
+        attributes.st_mtim = time
+        attributes.st_ctim = time
+        attributes.st_atim = time
+        return attributes
+    }
+
+    func entryAttributes(id: UInt64, record: ItemRecord, depth: Int) -> stat {
+        var attributes = stat()
+        attributes.st_ino = ino_t(id)
+        attributes.st_mode = S_IFLNK | 0o777
+        attributes.st_nlink = 1
+        attributes.st_uid = owner.uid
+        attributes.st_gid = owner.gid
+        attributes.st_size = off_t(linkStyle.target(for: record.name, depth: depth).count)
+        attributes.st_blksize = 4096
+        let modified = record.item.modified
+        let time = timespec(tv_sec: Int(modified.seconds), tv_nsec: Int(modified.nanoseconds))
+        attributes.st_mtim = time
+        attributes.st_ctim = time
+        attributes.st_atim = time
+        return attributes
+    }
+
+    func entryParameters(id: UInt64, attributes: stat, timeout: Double) -> fuse_entry_param {
+        var entry = fuse_entry_param()
+        entry.ino = id
+        entry.generation = 1
+        entry.attr = attributes
+        entry.attr_timeout = timeout
+        entry.entry_timeout = timeout
+        return entry
+    }
+}
+
+/// Kernel cache timeouts. Views and passthrough nodes of items are cached
+/// for a day and invalidated exactly when the watcher sees them change;
+/// entries outside any item (hidden names such as `.git`) are not watched,
+/// so they are cached for a second only.
+struct CachePolicy {
+    var viewTimeout = 86_400.0
+    var itemTimeout = 86_400.0
+    var unwatchedTimeout = 1.0
+
+    func timeout(forPassthroughItem item: ItemName?) -> Double {
+        guard let item else { return itemTimeout }
+        return item.isHidden ? unwatchedTimeout : itemTimeout
+    }
+}
+
+extension QueryFilesystem {
+    /// Replies with an error; Void, so handlers can `return fail(…)`.
+    func fail(_ request: fuse_req_t?, _ code: Int32) {
+        fuse_reply_err(request, code)
+    }
+}

@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One view's entries as the kernel sees them right now: an immutable
+/// snapshot, swapped whole when the view changes, so a directory handle
+/// can keep listing the state it opened.
+final class ViewListing: @unchecked Sendable {
+    let records: [ItemRecord]
+    let width: Int
+
+    init(records: [ItemRecord]) {
+        self.records = records
+        width = EntryNaming.rankWidth(count: records.count)
+    }
+
+    var count: Int { records.count }
+
+    func name(at index: Int) -> [UInt8] {
+        EntryNaming.entryName(rank: index + 1, width: width, title: records[index].displayTitle,
+                              ext: records[index].displayExtension)
+    }
+
+    /// The index of the entry called `name`, found from its rank prefix: O(1).
+    func index(ofEntryNamed name: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard name.count > width, name[width] == UInt8(ascii: " ") else { return nil }
+        var rank = 0
+        for position in 0..<width {
+            let digit = name[position]
+            guard digit >= 48, digit <= 57 else { return nil }
+            rank = rank * 10 + Int(digit - 48)
+        }
+        let index = rank - 1
+        guard index >= 0, index < records.count else { return nil }
+        let expected = self.name(at: index)
+        guard expected.count == name.count, expected.withUnsafeBufferPointer({ memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 })
+        else { return nil }
+        return index
+    }
+}
+
+/// A view folder of the mount: its path, its current listing, and the time
+/// it last changed (its mtime, so file managers notice).
+final class ViewFolder: @unchecked Sendable {
+    let serial: UInt32
+    let path: [String]
+    private let lock = PlainLock()
+    private var listingStorage: ViewListing
+    private var changedStorage: Timestamp
+
+    init(serial: UInt32, path: [String], listing: ViewListing, changed: Timestamp) {
+        self.serial = serial
+        self.path = path
+        listingStorage = listing
+        changedStorage = changed
+    }
+
+    var id: UInt64 { NodeID.folder(serial) }
+    var depth: Int { path.count }
+
+    var listing: ViewListing { lock.withLock { listingStorage } }
+    var changed: Timestamp { lock.withLock { changedStorage } }
+
+    func replace(_ listing: ViewListing, at time: Timestamp) {
+        lock.withLock {
+            listingStorage = listing
+            changedStorage = time
+        }
+    }
+}
+
+/// Every view folder and every item the mount has shown, with the serial
+/// numbers that make up entry node ids. Serials are never reused, so ids
+/// stay stable for the life of the mount.
+final class ViewFolderTable: @unchecked Sendable {
+    private let lock = PlainLock()
+    private var folders: [ViewFolder] = []            // by serial
+    private var folderByPath: [[String]: ViewFolder] = [:]
+    private var tagFolderNames: [String] = []         // present tag folders, sorted bytewise
+    private var itemNames: [ItemName] = []            // by serial
+    private var itemSerials: [ItemName: UInt32] = [:]
+    /// The latest record of each item (for entries that left their view but
+    /// that the kernel still holds).
+    private var latestRecords: [ItemName: ItemRecord] = [:]
+
+    func folder(serial: UInt32) -> ViewFolder? {
+        lock.withLock { Int(serial) < folders.count ? folders[Int(serial)] : nil }
+    }
+
+    func folder(path: [String]) -> ViewFolder? {
+        lock.withLock { folderByPath[path] }
+    }
+
+    /// The folder at `path`, made if new (its listing then set by the caller).
+    func folder(path: [String], listing: @autoclosure () -> ViewListing, time: Timestamp) -> (ViewFolder, isNew: Bool) {
+        lock.withLock {
+            if let existing = folderByPath[path] { return (existing, false) }
+            let folder = ViewFolder(serial: UInt32(folders.count), path: path, listing: listing(), changed: time)
+            folders.append(folder)
+            folderByPath[path] = folder
+            if path.count == 2, path[0] == ViewDefinition.tagFolder {
+                tagFolderNames.append(path[1])
+                tagFolderNames.sort { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
+            }
+            return (folder, true)
+        }
+    }
+
+    /// A tag folder that no longer exists: its path is free again, but its
+    /// serial stays taken (ids of gone entries never point elsewhere).
+    func removeTagFolder(_ name: String) {
+        lock.withLock {
+            folderByPath[[ViewDefinition.tagFolder, name]] = nil
+            tagFolderNames.removeAll { $0 == name }
+        }
+    }
+
+    var tagFolders: [String] { lock.withLock { tagFolderNames } }
+
+    func serial(of name: ItemName) -> UInt32 {
+        lock.withLock {
+            if let serial = itemSerials[name] { return serial }
+            let serial = UInt32(itemNames.count)
+            itemNames.append(name)
+            itemSerials[name] = serial
+            return serial
+        }
+    }
+
+    func item(serial: UInt32) -> ItemName? {
+        lock.withLock { Int(serial) < itemNames.count ? itemNames[Int(serial)] : nil }
+    }
+
+    func remember(_ record: ItemRecord) {
+        lock.withLock { latestRecords[record.name] = record }
+    }
+
+    func latestRecord(of name: ItemName) -> ItemRecord? {
+        lock.withLock { latestRecords[name] }
+    }
+}

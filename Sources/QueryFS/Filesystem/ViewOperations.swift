@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+
+/// The read-only side of the mount: the root, `tag/`, view folders and
+/// their symlink entries. Nothing here blocks on the index or on I/O.
+extension QueryFilesystem {
+    /// A child of the root or of `tag/`, or an entry of a view folder.
+    func viewLookup(_ request: fuse_req_t?, parent: UInt64, name: UnsafePointer<CChar>) {
+        let nameBytes = UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))
+        switch NodeID.kind(of: parent) {
+        case .root:
+            let text = String(decoding: nameBytes, as: UTF8.self)
+            if text == Self.bundlesName {
+                var status = stat()
+                fstatat(passthrough.root.fd, "", &status, QFS_AT_EMPTY_PATH)
+                status.st_ino = ino_t(NodeID.bundles)
+                var entry = entryParameters(id: NodeID.bundles, attributes: status, timeout: policy.itemTimeout)
+                fuse_reply_entry(request, &entry)
+            } else if text == ViewDefinition.tagFolder {
+                var entry = entryParameters(id: NodeID.tagRoot, attributes: directoryAttributes(id: NodeID.tagRoot, changed: mountTime),
+                                            timeout: policy.viewTimeout)
+                fuse_reply_entry(request, &entry)
+            } else if let folder = folders.folder(path: [text]) {
+                replyFolderEntry(request, folder)
+            } else {
+                fuse_reply_err(request, ENOENT)
+            }
+        case .tagRoot:
+            if let folder = folders.folder(path: [ViewDefinition.tagFolder, String(decoding: nameBytes, as: UTF8.self)]) {
+                replyFolderEntry(request, folder)
+            } else {
+                fuse_reply_err(request, ENOENT)
+            }
+        case .folder(let serial):
+            guard let folder = folders.folder(serial: serial) else { return fail(request, ENOENT) }
+            let listing = folder.listing
+            guard let index = listing.index(ofEntryNamed: nameBytes) else { return fail(request, ENOENT) }
+            let record = listing.records[index]
+            let id = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
+            var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
+                                        timeout: policy.viewTimeout)
+            fuse_reply_entry(request, &entry)
+        default:
+            fuse_reply_err(request, ENOENT)
+        }
+    }
+
+    private func replyFolderEntry(_ request: fuse_req_t?, _ folder: ViewFolder) {
+        var entry = entryParameters(id: folder.id, attributes: directoryAttributes(id: folder.id, changed: folder.changed),
+                                    timeout: policy.viewTimeout)
+        fuse_reply_entry(request, &entry)
+    }
+
+    /// Attributes of a view-side node, or nil if there is no such node.
+    func viewAttributes(of id: UInt64) -> stat? {
+        switch NodeID.kind(of: id) {
+        case .root, .tagRoot: return directoryAttributes(id: id, changed: mountTime)
+        case .folder(let serial):
+            guard let folder = folders.folder(serial: serial) else { return nil }
+            return directoryAttributes(id: id, changed: folder.changed)
+        case .entry(let folderSerial, let itemSerial):
+            guard let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial) else { return nil }
+            return entryAttributes(id: id, record: record, depth: folder.depth)
+        default: return nil
+        }
+    }
+
+    /// The folder and latest record behind an entry id.
+    func entryRecord(folder folderSerial: UInt32, item itemSerial: UInt32) -> (ViewFolder, ItemRecord)? {
+        guard let folder = folders.folder(serial: folderSerial), let name = folders.item(serial: itemSerial),
+              let record = folders.latestRecord(of: name)
+        else { return nil }
+        return (folder, record)
+    }
+
+    func viewReadlink(_ request: fuse_req_t?, id: UInt64) {
+        guard case .entry(let folderSerial, let itemSerial) = NodeID.kind(of: id),
+              let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial)
+        else { return fail(request, EINVAL) }
+        linkStyle.target(for: record.name, depth: folder.depth).withCString { _ = fuse_reply_readlink(request, $0) }
+    }
+
+    /// The listing of a view-side directory, fixed at opendir.
+    func viewDirectoryListing(of id: UInt64) -> DirectoryListing? {
+        let dots: [DirectoryListing.Entry] = [
+            .init(name: Array(".".utf8), attributes: directoryAttributes(id: id, changed: mountTime), id: 0),
+            .init(name: Array("..".utf8), attributes: directoryAttributes(id: NodeID.root, changed: mountTime), id: 0),
+        ]
+        switch NodeID.kind(of: id) {
+        case .root:
+            var children = dots
+            var bundles = stat()
+            fstatat(passthrough.root.fd, "", &bundles, QFS_AT_EMPTY_PATH)
+            bundles.st_ino = ino_t(NodeID.bundles)
+            children.append(.init(name: Array(Self.bundlesName.utf8), attributes: bundles, id: NodeID.bundles))
+            for folder in topLevelFolders {
+                children.append(.init(name: Array(folder.path[0].utf8),
+                                      attributes: directoryAttributes(id: folder.id, changed: folder.changed), id: folder.id))
+            }
+            children.append(.init(name: Array(ViewDefinition.tagFolder.utf8),
+                                  attributes: directoryAttributes(id: NodeID.tagRoot, changed: mountTime), id: NodeID.tagRoot))
+            return DirectoryListing(count: children.count) { children[$0] }
+        case .tagRoot:
+            var children = dots
+            for name in folders.tagFolders {
+                guard let folder = folders.folder(path: [ViewDefinition.tagFolder, name]) else { continue }
+                children.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: folder.id, changed: folder.changed),
+                                      id: folder.id))
+            }
+            return DirectoryListing(count: children.count) { children[$0] }
+        case .folder(let serial):
+            guard let folder = folders.folder(serial: serial) else { return nil }
+            let listing = folder.listing
+            let folderAttributes = directoryAttributes(id: id, changed: folder.changed)
+            return DirectoryListing(count: listing.count + 2) { [self] index in
+                if index < 2 { return index == 0 ? .init(name: Array(".".utf8), attributes: folderAttributes, id: 0) : dots[1] }
+                let record = listing.records[index - 2]
+                let entryID = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
+                return .init(name: listing.name(at: index - 2), attributes: entryAttributes(id: entryID, record: record, depth: folder.depth),
+                             id: entryID)
+            }
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import QueryFS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `queryfs mount BACKING MOUNTPOINT`: returns once the mount is live and
+/// every view is complete; `-f` keeps it in the foreground.
+struct MountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mount",
+        abstract: "Mount BACKING's views at MOUNTPOINT.",
+        discussion: "Returns once the mount is live and every view reflects BACKING. "
+            + "Unmount with `queryfs unmount MOUNTPOINT` (or fusermount3 -u).")
+
+    @Argument(help: "The backing directory of bundles.") var backing: String
+    @Argument(help: "An empty directory to mount on.") var mountPoint: String
+    @Flag(name: .shortAndLong, help: "Stay in the foreground (SIGINT/SIGTERM unmount).") var foreground = false
+    @Option(name: .short, help: "FUSE mount options, comma-separated (allow_other, ro, nonempty, …).")
+    var options: [String] = []
+    @Flag(name: .customLong("absolute-links"), help: "Make view symlinks absolute (MOUNTPOINT/bundles/NAME).")
+    var absoluteLinks = false
+    @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
+    var logPath: String?
+    @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
+
+    func run() throws {
+        guard foreground else { return runInBackground() }
+        var sessionOptions = FuseSession.Options(backing: backing, mountPoint: mountPoint)
+        sessionOptions.fuseOptions = options.flatMap { $0.split(separator: ",").map(String.init) }
+        sessionOptions.absoluteLinks = absoluteLinks
+        let logFile = logPath
+        let session = FuseSession(options: sessionOptions, log: { message in printError(message) })
+        do {
+            try session.run {
+                if let readyFD {
+                    Daemon.report(.ready, on: readyFD)
+                    Daemon.detach(logPath: logFile)
+                }
+            }
+        } catch {
+            if let readyFD { Daemon.report(.failed(error.description), on: readyFD) }
+            printError(error.description)
+            Glibc.exit(2)
+        }
+    }
+
+    /// Spawns the foreground mount as a child and waits for it to be ready.
+    private func runInBackground() {
+        var arguments = ["mount", backing, mountPoint, "-f", "--ready-fd", String(Daemon.readyDescriptor)]
+        for option in options { arguments += ["-o", option] }
+        if absoluteLinks { arguments.append("--absolute-links") }
+        if let logPath { arguments += ["--log", logPath] }
+        switch Daemon.spawnAndWait(arguments: arguments) {
+        case .ready: return
+        case .failed: Glibc.exit(2)  // the child already printed its one line
+        }
+    }
+}
+
+/// `queryfs unmount MOUNTPOINT`.
+struct UnmountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Unmount a queryfs mount.")
+
+    @Argument(help: "The mount point.") var mountPoint: String
+
+    func run() throws {
+        try reportingFailures {
+            if let failure = Unmounter.unmount(mountPoint) { throw Failure(failure) }
+        }
+    }
+}
