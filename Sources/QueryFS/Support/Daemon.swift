@@ -23,8 +23,9 @@ public enum Daemon {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], readyDescriptor)
+        // Order matters: the read end may itself be descriptor 3.
         posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], readyDescriptor)
         // Only descriptor 3 may stay open on the write end, or EOF never comes.
         if pipeFDs[1] != readyDescriptor { posix_spawn_file_actions_addclose(&actions, pipeFDs[1]) }
 
