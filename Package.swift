@@ -48,7 +48,7 @@ let package = Package(
         ),
         .testTarget(
             name: "QueryFSTests",
-            dependencies: ["QueryFS"]
+            dependencies: ["QueryFS", "CSystemShims"]
         ),
         .testTarget(
             name: "IntegrationTests",

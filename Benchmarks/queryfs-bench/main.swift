@@ -46,6 +46,17 @@ if arguments.first == "latency", arguments.count >= 3 {
     LatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
     exit(0)
 }
+if arguments.first == "mount-phases", arguments.count >= 2 {
+    // Where the time before a mount is ready goes.
+    var start = now()
+    let catalog: LiveCatalog
+    do { catalog = try LiveCatalog(backingPath: arguments[1], log: { print($0) }) } catch { fail("\(error)") }
+    print("live catalog (scan + watches + index): \(format(now() - start, 3)) s")
+    start = now()
+    do { _ = try QueryFilesystem(catalog: catalog, linkStyle: .relative) } catch { fail("\(error)") }
+    print("filesystem tables: \(format(now() - start, 3)) s")
+    exit(0)
+}
 if arguments.first == "phases", arguments.count >= 2 {
     // Where the time of `queryfs ls BACKING by-modified` goes.
     var start = now()

@@ -60,8 +60,20 @@ public struct Scanner: Sendable {
 
     /// Reads one item, telling a vanished item from a locked one.
     public func scan(named name: ItemName, in rootFD: Int32) -> ItemScan {
-        guard !name.isHidden else { return .gone }
-        switch readItem(named: name, in: rootFD) {
+        scanListingDirectories(named: name, in: rootFD).scan
+    }
+
+    /// The same, plus the relative paths of the folders inside a bundle (so
+    /// the watcher can watch them without listing the bundle again).
+    public func scanListingDirectories(named name: ItemName, in rootFD: Int32) -> (scan: ItemScan, directories: [[UInt8]]) {
+        guard !name.isHidden else { return (.gone, []) }
+        let raw = readItem(named: name, in: rootFD)
+        if case .bundle(_, let walk) = raw { return (itemScan(name, raw), walk.subdirectories) }
+        return (itemScan(name, raw), [])
+    }
+
+    private func itemScan(_ name: ItemName, _ raw: RawItem) -> ItemScan {
+        switch raw {
         case .vanished:
             return .gone
         case .locked:
@@ -177,6 +189,8 @@ struct BundleWalk {
     var problems: [String] = []
     /// The bundle's exclusive lock is held by a writer: nothing was read.
     var locked = false
+    /// Folders inside the bundle, as paths relative to it.
+    var subdirectories: [[UInt8]] = []
 
     init(modified: Timestamp, scanner: Scanner) {
         self.modified = modified
@@ -223,6 +237,7 @@ struct BundleWalk {
                 } else if status.isDirectory, depth + 1 < Scanner.maximumBundleDepth {
                     let childPath = path.isEmpty ? String(decoding: entry.name, as: UTF8.self)
                         : path + "/" + String(decoding: entry.name, as: UTF8.self)
+                    subdirectories.append(Array(childPath.utf8))
                     walk(cChild, in: fd, depth: depth + 1, path: childPath)
                 }
             }

@@ -33,7 +33,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         owner = (getuid(), getgid())
         catalog.withIndex { index in
             fixedPaths = index.viewSet.fixed.map(\.path)
-            for record in index.records.values { folders.remember(record) }
+            folders.rememberAll(index.records)
             for view in index.views { installListing(of: view.definition.path, records: view.records, at: mountTime) }
         }
     }

@@ -131,6 +131,11 @@ final class ViewFolderTable: @unchecked Sendable {
         lock.withLock { Int(serial) < itemNames.count ? itemNames[Int(serial)] : nil }
     }
 
+    /// Takes every record at once (at mount: one copy-on-write dictionary, not 100,000 inserts).
+    func rememberAll(_ records: [ItemName: ItemRecord]) {
+        lock.withLock { latestRecords = records }
+    }
+
     func remember(_ record: ItemRecord) {
         lock.withLock { latestRecords[record.name] = record }
     }

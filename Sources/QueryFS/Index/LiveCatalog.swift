@@ -54,16 +54,21 @@ public final class LiveCatalog: @unchecked Sendable {
         var items: [Item] = []
         items.reserveCapacity(names.count)
         let plain = Scanner(sources: sources)
-        for result in Scanner.parallelMap(names, threads: Scanner.defaultThreads, { name in (name, coordinated.scan(named: name, in: root.fd)) }) {
-            switch result.1 {
-            case .item(let item): items.append(item)
+        let scans = Scanner.parallelMap(names, threads: Scanner.defaultThreads) { name in
+            coordinated.scanListingDirectories(named: name, in: root.fd)
+        }
+        for (name, result) in zip(names, scans) {
+            switch result.scan {
+            case .item(let item):
+                items.append(item)
+                if item.kind == .bundle { watcher.watchBundle(name, directories: result.directories) }
             case .gone: break
             case .locked:
-                lockedNames.append(result.0)
-                if let item = plain.scanItem(named: result.0, in: root.fd) { items.append(item) }
+                lockedNames.append(name)
+                if let item = plain.scanItem(named: name, in: root.fd) { items.append(item) }
+                watcher.watchBundle(name)
             }
         }
-        for item in items where item.kind == .bundle { watcher.watchBundle(item.name) }
         index = LiveIndex(items: items, viewSet: viewSet)
         for name in lockedNames { waitForRelease(of: name) }
     }

@@ -1,0 +1,232 @@
+import Foundation
+import XCTest
+@testable import QueryFS
+
+/// `queryfs ls`, `views` and `status` end to end (SPEC §4, issue 2): the
+/// built binary run as a user runs it.
+final class CommandLineTests: FixtureTestCase {
+    struct Run {
+        var status: Int32
+        var stdout: [UInt8]
+        var stderr: [UInt8]
+        var output: String { String(decoding: stdout, as: UTF8.self) }
+        var lines: [String] { output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+        var errorLines: [String] { String(decoding: stderr, as: UTF8.self).split(separator: "\n").map(String.init) }
+    }
+
+    /// `QUERYFS_BIN`; else the `queryfs` built beside this test bundle (the same
+    /// build); else `<package>/.build/debug/queryfs`, found from this file's path.
+    static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["QUERYFS_BIN"], !path.isEmpty { return path }
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+            if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
+            let sibling = directory.appendingPathComponent("queryfs").path
+            if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return packageRoot.appendingPathComponent(".build/debug/queryfs").path
+    }()
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
+            XCTFail("no queryfs binary at \(Self.binary): run `swift build` first, or set QUERYFS_BIN")
+            throw CocoaError(.fileNoSuchFile)
+        }
+    }
+
+    /// Runs `queryfs ARGUMENTS…` to completion, its output captured in files
+    /// beside (not inside) the backing directory.
+    func run(_ arguments: [String]) throws -> Run {
+        let outPath = backing + ".stdout", errPath = backing + ".stderr"
+        defer {
+            unlink(outPath)
+            unlink(errPath)
+        }
+        XCTAssertTrue(FileManager.default.createFile(atPath: outPath, contents: nil))
+        XCTAssertTrue(FileManager.default.createFile(atPath: errPath, contents: nil))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        try process.run()
+        process.waitUntilExit()
+        let out = try Data(contentsOf: URL(fileURLWithPath: outPath))
+        let err = try Data(contentsOf: URL(fileURLWithPath: errPath))
+        return Run(status: process.terminationStatus, stdout: [UInt8](out), stderr: [UInt8](err))
+    }
+
+    /// Asserts the one-line failure: exit 2, one `queryfs: ` line on stderr, nothing on stdout.
+    func assertFailure(_ arguments: [String], mentions: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try run(arguments)
+        XCTAssertEqual(result.status, 2, "\(arguments)", file: file, line: line)
+        XCTAssertEqual(result.stdout, [], "\(arguments): stdout \(result.output)", file: file, line: line)
+        XCTAssertEqual(result.errorLines.count, 1, "\(arguments): \(result.errorLines)", file: file, line: line)
+        XCTAssertTrue(result.errorLines.first?.hasPrefix("queryfs: ") ?? false, "\(result.errorLines)", file: file, line: line)
+        XCTAssertEqual(result.stderr.last, 0x0A, "ends with a newline", file: file, line: line)
+        if let mentions {
+            XCTAssertTrue(result.errorLines.first?.contains(mentions) ?? false, "\(result.errorLines) mentions \(mentions)", file: file, line: line)
+        }
+    }
+
+    private func makeReadingList() {
+        hipstapaper("A1.hpwebsite", title: "Item 10", tags: ["rock/metal", "Work"], mtime: 1000)
+        hipstapaper("B2.hpwebsite", title: "item 07", archived: true, tags: ["rock∕metal"], mtime: 3000)
+        hipstapaper("C3.hpwebsite", title: "Item 7", tags: ["work"], mtime: 2000)
+        hipstapaper("D4.hpwebsite", title: "Item 2", mtime: 4000)
+        writeFile("notes.txt", "plain")
+        setMTime(path("notes.txt"), seconds: 500)
+    }
+
+    // MARK: ls
+
+    func testLsPrintsTheEntriesInOrder() throws {
+        makeReadingList()
+        let result = try run(["ls", backing, "by-name"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stderr, [])
+        XCTAssertEqual(result.lines, [
+            "0001 Item 2.hpwebsite", "0002 Item 7.hpwebsite", "0003 item 07.hpwebsite", "0004 Item 10.hpwebsite", "0005 notes.txt",
+        ])
+        XCTAssertEqual(try run(["ls", backing, "by-modified"]).lines, [
+            "0001 Item 2.hpwebsite", "0002 item 07.hpwebsite", "0003 Item 7.hpwebsite", "0004 Item 10.hpwebsite", "0005 notes.txt",
+        ])
+        XCTAssertEqual(try run(["ls", backing, "unarchived"]).lines, [
+            "0001 Item 2.hpwebsite", "0002 Item 7.hpwebsite", "0003 Item 10.hpwebsite", "0004 notes.txt",
+        ])
+        XCTAssertEqual(try run(["ls", backing, "archived/"]).lines, ["0001 item 07.hpwebsite"])
+        XCTAssertEqual(try run(["ls", backing, "tag/rock∕metal"]).lines, ["0001 item 07.hpwebsite", "0002 Item 10.hpwebsite"])
+        XCTAssertEqual(try run(["ls", backing, "tag/Work"]).lines, ["0001 Item 10.hpwebsite"])
+        XCTAssertEqual(try run(["ls", backing, "tag/work"]).lines, ["0001 Item 7.hpwebsite"])
+        // Every view agrees with the engine.
+        let catalog = try catalog()
+        for view in catalog.views {
+            XCTAssertEqual(try run(["ls", backing, view.pathString]).lines, catalog.entries(of: view).map(\.nameString), view.pathString)
+        }
+    }
+
+    func testLsLongAddsATabAndTheTarget() throws {
+        makeReadingList()
+        XCTAssertEqual(try run(["ls", "--long", backing, "by-name"]).lines, [
+            "0001 Item 2.hpwebsite\t../bundles/D4.hpwebsite",
+            "0002 Item 7.hpwebsite\t../bundles/C3.hpwebsite",
+            "0003 item 07.hpwebsite\t../bundles/B2.hpwebsite",
+            "0004 Item 10.hpwebsite\t../bundles/A1.hpwebsite",
+            "0005 notes.txt\t../bundles/notes.txt",
+        ])
+        XCTAssertEqual(try run(["ls", backing, "tag/rock∕metal", "--long"]).lines, [
+            "0001 item 07.hpwebsite\t../../bundles/B2.hpwebsite",
+            "0002 Item 10.hpwebsite\t../../bundles/A1.hpwebsite",
+        ])
+        XCTAssertEqual(try run(["ls", "--long", "--absolute-links", "/mnt/reading", backing, "tag/work"]).lines, [
+            "0001 Item 7.hpwebsite\t/mnt/reading/bundles/C3.hpwebsite",
+        ])
+    }
+
+    func testLsWritesNamesThatAreNotUTF8ByteForByte() throws {
+        let name: [UInt8] = Array("odd".utf8) + [0xFF, 0xFE] + Array(".hpwebsite".utf8)
+        makeDirectory(named: name)
+        writeFile(named: name + Array("/payload.json".utf8), Array("{\"title\": \"Odd/one\\tout\"}".utf8))
+        let result = try run(["ls", "--long", backing, "by-name"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, Array("0001 Odd∕one out.hpwebsite\t../bundles/".utf8) + name + [0x0A])
+    }
+
+    func testLsOfAnEmptyViewPrintsNothing() throws {
+        hipstapaper("a.hpwebsite", title: "A")
+        let result = try run(["ls", backing, "archived"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, [])
+        XCTAssertEqual(result.stderr, [])
+        // An empty backing directory: every built-in view exists, empty.
+        removeTree(path("a.hpwebsite"))
+        for view in ["by-name", "by-modified", "by-created", "unarchived", "archived"] {
+            let empty = try run(["ls", backing, view])
+            XCTAssertEqual(empty.status, 0, view)
+            XCTAssertEqual(empty.stdout, [], view)
+        }
+    }
+
+    func testLsShowsItemsWithBrokenPayloads() throws {
+        hipstapaper("good.hpwebsite", title: "Good")
+        bundle("broken.hpwebsite", file: "payload.plist", contents: Array("<dict><key>webTitle".utf8))
+        let result = try run(["ls", backing, "by-name"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.lines, ["0001 broken.hpwebsite", "0002 Good.hpwebsite"])
+    }
+
+    // MARK: views
+
+    func testViewsListsEveryViewWithItsCount() throws {
+        makeReadingList()
+        let result = try run(["views", backing])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.lines, [
+            "by-name\t5", "by-modified\t5", "by-created\t5", "unarchived\t4", "archived\t1",
+            "tag/Work\t1", "tag/rock∕metal\t2", "tag/work\t1",
+        ])
+    }
+
+    func testViewsOfAnEmptyBackingDirectory() throws {
+        XCTAssertEqual(try run(["views", backing]).lines,
+                       ["by-name\t0", "by-modified\t0", "by-created\t0", "unarchived\t0", "archived\t0"])
+    }
+
+    // MARK: status
+
+    func testStatusSummarizesAndNamesEveryProblem() throws {
+        makeReadingList()
+        bundle("broken.hpwebsite", file: "payload.json", contents: Array("{\"title\": ".utf8))
+        makeDirectory("bare.hpwebsite")
+        bundle("typed.hpwebsite", plistBody: "<dict><key>title</key><integer>5</integer></dict>")
+        let result = try run(["status", backing])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stderr, [])
+        let lines = result.lines
+        XCTAssertTrue(lines.contains("items: 8 (7 bundles, 1 plain files)"), "\(lines)")
+        XCTAssertTrue(lines.contains("archived: 1, unarchived: 7"), "\(lines)")
+        XCTAssertTrue(lines.contains("tags: 3"), "\(lines)")
+        XCTAssertTrue(lines.contains("payload problems: 3 items"), "\(lines)")
+        let problems = lines.filter { $0.hasPrefix("  ") }
+        XCTAssertEqual(problems.count, 3, "\(lines)")
+        XCTAssertTrue(problems[0].hasPrefix("  bare.hpwebsite: "), problems[0])
+        XCTAssertTrue(problems[1].hasPrefix("  broken.hpwebsite: payload.json"), problems[1])
+        XCTAssertTrue(problems[2].hasPrefix("  typed.hpwebsite: payload.plist"), problems[2])
+    }
+
+    func testStatusOfAHealthyDirectoryListsNoProblems() throws {
+        makeReadingList()
+        let lines = try run(["status", backing]).lines
+        XCTAssertTrue(lines.contains("payload problems: 0 items"), "\(lines)")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("  ") }, [])
+    }
+
+    // MARK: Errors: one line, exit 2
+
+    func testAnUnknownViewIsOneLineAndExitStatus2() throws {
+        makeReadingList()
+        try assertFailure(["ls", backing, "by-title"], mentions: "by-title")
+        try assertFailure(["ls", backing, "tag/nobody"], mentions: "tag/nobody")
+        try assertFailure(["ls", backing, "tag/rock/metal"])
+        try assertFailure(["ls", backing, "tag"])
+        try assertFailure(["ls", backing, "bundles"])
+    }
+
+    func testAMissingBackingDirectoryIsOneLineAndExitStatus2() throws {
+        let missing = backing + "/no/such/dir"
+        try assertFailure(["ls", missing, "by-name"], mentions: missing)
+        try assertFailure(["views", missing], mentions: missing)
+        try assertFailure(["status", missing], mentions: missing)
+    }
+
+    func testABackingDirectoryThatIsAFileIsOneLineAndExitStatus2() throws {
+        let file = writeFile("plain-file", "not a directory")
+        try assertFailure(["ls", file, "by-name"], mentions: file)
+        try assertFailure(["views", file], mentions: file)
+        try assertFailure(["status", file], mentions: file)
+    }
+}
