@@ -154,6 +154,9 @@ enum FuseOperations {
             let fs = FuseOperations.filesystem(request)
             guard let listing = fs.viewDirectoryListing(of: id) else { return fs.fail(request, ENOENT) }
             info!.pointee.fh = DirectoryHandles.store(.view(listing))
+            // The kernel may keep the listing in its page cache across opens:
+            // the watcher invalidates the folder's inode whenever it changes.
+            qfs_file_info_set(info, 0, 1, 1)
             fuse_reply_open(request, info)
         }
         ops.readdir = { request, id, size, offset, info in FuseOperations.readdir(request, id, size, offset, info, plus: false) }
@@ -184,8 +187,12 @@ enum FuseOperations {
         }
         ops.getxattr = { request, id, name, size in
             guard let (_, node) = FuseOperations.passthroughNode(request, id) else {
-                // Views carry no extended attributes (ls -l asks for security.selinux on every entry).
-                return FuseOperations.filesystem(request).fail(request, ENODATA)
+                // Views carry no extended attributes. EOPNOTSUPP (not ENODATA) because
+                // `ls -l` asks for security.selinux on every entry and stops asking
+                // for the rest of the device once told it is unsupported: one round
+                // trip per listing instead of one per entry. (Never ENOSYS: the
+                // kernel would then refuse getxattr for bundles/ too.)
+                return FuseOperations.filesystem(request).fail(request, EOPNOTSUPP)
             }
             XattrReply.get(request, path: QueryFilesystem.procPath(node.fd), name: name!, size: size)
         }
