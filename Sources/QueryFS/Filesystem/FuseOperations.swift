@@ -66,7 +66,9 @@ enum FuseOperations {
         }
         ops.setattr = { request, id, attributes, toSet, info in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughSetattr(request, node, attributes: attributes!, toSet: toSet, info: info)
+            fs.coordinated(request, [node.item]) {
+                fs.passthroughSetattr(request, node, attributes: attributes!, toSet: toSet, info: info)
+            }
         }
         ops.readlink = { request, id in
             if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughReadlink(request, node) }
@@ -74,54 +76,77 @@ enum FuseOperations {
         }
         ops.mknod = { request, parent, name, mode, device in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughMake(request, parent: node, name: name!) { mknodat($0, name!, mode, device) }
+            fs.coordinated(request, [fs.item(named: name!, in: node)]) {
+                fs.passthroughMake(request, parent: node, name: name!) { mknodat($0, name!, mode, device) }
+            }
         }
         ops.mkdir = { request, parent, name, mode in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughMake(request, parent: node, name: name!) { mkdirat($0, name!, mode) }
+            fs.coordinated(request, [fs.item(named: name!, in: node)]) {
+                fs.passthroughMake(request, parent: node, name: name!) { mkdirat($0, name!, mode) }
+            }
         }
         ops.symlink = { request, link, parent, name in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughMake(request, parent: node, name: name!) { symlinkat(link!, $0, name!) }
+            fs.coordinated(request, [fs.item(named: name!, in: node)]) {
+                fs.passthroughMake(request, parent: node, name: name!) { symlinkat(link!, $0, name!) }
+            }
         }
         ops.link = { request, id, newParent, newName in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id), let (_, parent) = FuseOperations.passthroughNode(request, newParent) else {
                 return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError)
             }
-            fs.passthroughLink(request, node, newParent: parent, newName: newName!)
+            fs.coordinated(request, [fs.item(named: newName!, in: parent)]) {
+                fs.passthroughLink(request, node, newParent: parent, newName: newName!)
+            }
         }
         ops.unlink = { request, parent, name in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughRemove(request, parent: node, name: name!, directory: false)
+            fs.coordinated(request, [fs.item(named: name!, in: node)]) {
+                fs.passthroughRemove(request, parent: node, name: name!, directory: false)
+            }
         }
         ops.rmdir = { request, parent, name in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughRemove(request, parent: node, name: name!, directory: true)
+            fs.coordinated(request, [fs.item(named: name!, in: node)]) {
+                fs.passthroughRemove(request, parent: node, name: name!, directory: true)
+            }
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent), let (_, target) = FuseOperations.passthroughNode(request, newParent) else {
                 // Renaming into or out of a view is not possible: EXDEV makes `mv` copy instead, which views refuse too.
                 return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError)
             }
-            fs.passthroughRename(request, parent: node, name: name!, newParent: target, newName: newName!, flags: flags)
+            fs.coordinated(request, [fs.item(named: name!, in: node), fs.item(named: newName!, in: target)]) {
+                fs.passthroughRename(request, parent: node, name: name!, newParent: target, newName: newName!, flags: flags)
+            }
         }
         ops.open = { request, id, info in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else {
                 // View entries are symlinks: the kernel follows them, it never opens them.
                 return FuseOperations.filesystem(request).fail(request, EISDIR)
             }
-            fs.passthroughOpen(request, node, info: info!)
+            if info!.pointee.flags & O_TRUNC != 0 {
+                fs.coordinated(request, [node.item]) { fs.passthroughOpen(request, node, info: info!) }
+            } else {
+                fs.passthroughOpen(request, node, info: info!)
+            }
         }
         ops.create = { request, parent, name, mode, info in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
-            fs.passthroughCreate(request, parent: node, name: name!, mode: mode, info: info!)
+            fs.coordinated(request, [fs.item(named: name!, in: node)]) {
+                fs.passthroughCreate(request, parent: node, name: name!, mode: mode, info: info!)
+            }
         }
         ops.read = { request, _, size, offset, info in
             _ = qfs_reply_data_from_fd(request, Int32(truncatingIfNeeded: info!.pointee.fh), size, offset)
         }
-        ops.write_buf = { request, _, buffers, offset, info in
-            let written = qfs_write_buf_to_fd(buffers, Int32(truncatingIfNeeded: info!.pointee.fh), offset)
-            if written < 0 { fuse_reply_err(request, Int32(-written)) } else { fuse_reply_write(request, written) }
+        ops.write_buf = { request, id, buffers, offset, info in
+            let fs = FuseOperations.filesystem(request)
+            fs.coordinated(request, [fs.passthrough.node(id)?.item]) {
+                let written = qfs_write_buf_to_fd(buffers, Int32(truncatingIfNeeded: info!.pointee.fh), offset)
+                if written < 0 { fuse_reply_err(request, Int32(-written)) } else { fuse_reply_write(request, written) }
+            }
         }
         ops.flush = { request, _, info in
             // Like close(2) on the backing file: reports delayed write errors.
@@ -129,6 +154,8 @@ enum FuseOperations {
             fuse_reply_err(request, result == 0 ? 0 : errno)
         }
         ops.release = { request, _, info in
+            // Closing the backing file drops any flock the client held through it.
+            FuseOperations.filesystem(request).writes.clientLockChanged(handle: info!.pointee.fh, item: ItemName([]), locked: false)
             close(Int32(truncatingIfNeeded: info!.pointee.fh))
             fuse_reply_err(request, 0)
         }
@@ -137,17 +164,27 @@ enum FuseOperations {
             let result = dataOnly != 0 ? fdatasync(fd) : fsync(fd)
             fuse_reply_err(request, result == 0 ? 0 : errno)
         }
-        ops.fallocate = { request, _, mode, offset, length, info in
-            let result = qfs_fallocate(Int32(truncatingIfNeeded: info!.pointee.fh), mode, Int64(offset), Int64(length))
-            fuse_reply_err(request, result == 0 ? 0 : errno)
+        ops.fallocate = { request, id, mode, offset, length, info in
+            let fs = FuseOperations.filesystem(request)
+            fs.coordinated(request, [fs.passthrough.node(id)?.item]) {
+                let result = qfs_fallocate(Int32(truncatingIfNeeded: info!.pointee.fh), mode, Int64(offset), Int64(length))
+                fuse_reply_err(request, result == 0 ? 0 : errno)
+            }
         }
         ops.lseek = { request, _, offset, whence, info in
             let result = lseek(Int32(truncatingIfNeeded: info!.pointee.fh), offset, whence)
             if result < 0 { fuse_reply_err(request, errno) } else { fuse_reply_lseek(request, result) }
         }
-        ops.flock = { request, _, info, operation in
-            let result = flock(Int32(truncatingIfNeeded: info!.pointee.fh), operation)
-            fuse_reply_err(request, result == 0 ? 0 : errno)
+        ops.flock = { request, id, info, operation in
+            // Carried to the backing file: the same lock processes in BACKING take.
+            let handle = info!.pointee.fh
+            let result = flock(Int32(truncatingIfNeeded: handle), operation)
+            let code = result == 0 ? 0 : errno
+            let fs = FuseOperations.filesystem(request)
+            if code == 0, let node = fs.passthrough.node(id), let item = node.item {
+                fs.writes.clientLockChanged(handle: handle, item: item, locked: operation & LOCK_UN == 0)
+            }
+            fuse_reply_err(request, code)
         }
         ops.opendir = { request, id, info in
             if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughOpendir(request, node, info: info!) }
@@ -182,8 +219,10 @@ enum FuseOperations {
         }
         ops.setxattr = { request, id, name, value, size, flags in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
-            let result = setxattr(QueryFilesystem.procPath(node.fd), name!, value, size, flags)
-            fs.fail(request, result == 0 ? 0 : errno)
+            fs.coordinated(request, [node.item]) {
+                let result = setxattr(QueryFilesystem.procPath(node.fd), name!, value, size, flags)
+                fs.fail(request, result == 0 ? 0 : errno)
+            }
         }
         ops.getxattr = { request, id, name, size in
             guard let (_, node) = FuseOperations.passthroughNode(request, id) else {
@@ -205,8 +244,10 @@ enum FuseOperations {
         }
         ops.removexattr = { request, id, name in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
-            let result = removexattr(QueryFilesystem.procPath(node.fd), name!)
-            fs.fail(request, result == 0 ? 0 : errno)
+            fs.coordinated(request, [node.item]) {
+                let result = removexattr(QueryFilesystem.procPath(node.fd), name!)
+                fs.fail(request, result == 0 ? 0 : errno)
+            }
         }
         return ops
     }

@@ -14,6 +14,10 @@ public struct FuseSession {
         public var fuseOptions: [String] = []
         public var absoluteLinks = false
         public var maxThreads: UInt32 = 16
+        /// Longest wait for an item's lock before a write through bundles/ fails with EBUSY.
+        public var lockTimeout = 5.0
+        /// Whether writes through bundles/ take the items' locks.
+        public var coordinatesWrites = true
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -45,7 +49,9 @@ public struct FuseSession {
         let filesystem: QueryFilesystem
         do {
             catalog = try LiveCatalog(backingPath: backing, log: log)
-            filesystem = try QueryFilesystem(catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative)
+            filesystem = try QueryFilesystem(
+                catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
+                lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites)
         } catch {
             throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")
         }
@@ -56,13 +62,18 @@ public struct FuseSession {
         let arguments = ["queryfs", "-o", fuseOptionString(backing: backing)]
         var cArguments = arguments.map { strdup($0) }
         defer { cArguments.forEach { free($0) } }
+        // libfuse's own complaints become part of our one line (FuseLog).
+        FuseLog.capture()
         guard let session = qfs_session_new(Int32(cArguments.count), &cArguments, &ops, userdata) else {
-            throw MountPreflight.Failure("invalid mount options: \(options.fuseOptions.joined(separator: ","))")
+            let reason = FuseLog.takeMessages() ?? options.fuseOptions.joined(separator: ",")
+            throw MountPreflight.Failure("invalid mount options: \(reason)")
         }
         defer { fuse_session_destroy(session) }
         guard fuse_session_mount(session, mountPoint) == 0 else {
-            throw MountPreflight.Failure("cannot mount \(mountPoint) (see the fuse message above; is it permitted?)")
+            let reason = FuseLog.takeMessages() ?? "is it permitted?"
+            throw MountPreflight.Failure("cannot mount \(mountPoint): \(reason)")
         }
+        FuseLog.forward(to: log)
         defer { fuse_session_unmount(session) }
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountPreflight.Failure("cannot install signal handlers")

@@ -15,6 +15,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     let folders = ViewFolderTable()
     let passthrough: PassthroughTable
     let policy = CachePolicy()
+    /// Locks taken around every mutating operation under bundles/ (SPEC §5).
+    let writes: WriteCoordinator
     let mountTime: Timestamp
     let owner: (uid: uid_t, gid: gid_t)
     /// Set once the session exists; notifications go through it.
@@ -23,9 +25,12 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"
 
-    public init(catalog: LiveCatalog, linkStyle: LinkStyle) throws(SystemError) {
+    public init(catalog: LiveCatalog, linkStyle: LinkStyle, lockTimeout: Double = 5, coordinatesWrites: Bool = true)
+        throws(SystemError)
+    {
         self.catalog = catalog
         self.linkStyle = linkStyle
+        writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
         passthrough = try PassthroughTable(backing: catalog.backing)
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
@@ -121,6 +126,25 @@ struct CachePolicy {
 }
 
 extension QueryFilesystem {
+    /// Runs a mutating handler under the exclusive locks of the items it
+    /// changes; replies EBUSY itself if a lock could not be had in time.
+    func coordinated(_ request: fuse_req_t?, _ items: [ItemName?], _ handler: () -> Void) {
+        var ran = false
+        let code = writes.withExclusiveLocks(items) {
+            handler()
+            ran = true
+            return 0
+        }
+        if !ran { fuse_reply_err(request, code) }
+    }
+
+    /// The item a name in a passthrough folder belongs to: the name itself
+    /// directly under bundles/, else the folder's item.
+    func item(named name: UnsafePointer<CChar>, in parent: PassthroughNode) -> ItemName? {
+        guard parent.id == NodeID.bundles else { return parent.item }
+        return ItemName(Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))))
+    }
+
     /// Replies with an error; Void, so handlers can `return fail(…)`.
     func fail(_ request: fuse_req_t?, _ code: Int32) {
         fuse_reply_err(request, code)

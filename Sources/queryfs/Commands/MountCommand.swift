@@ -20,6 +20,10 @@ struct MountCommand: ParsableCommand {
     var options: [String] = []
     @Flag(name: .customLong("absolute-links"), help: "Make view symlinks absolute (MOUNTPOINT/bundles/NAME).")
     var absoluteLinks = false
+    @Option(name: .customLong("lock-timeout"), help: "Seconds a write through bundles/ waits for an item's lock before failing with EBUSY.")
+    var lockTimeout: Double = 5
+    @Flag(name: .customLong("no-coordination"), help: "Do not take item locks for writes through bundles/ (for benchmarks).")
+    var noCoordination = false
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
     @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
@@ -29,6 +33,8 @@ struct MountCommand: ParsableCommand {
         var sessionOptions = FuseSession.Options(backing: backing, mountPoint: mountPoint)
         sessionOptions.fuseOptions = options.flatMap { $0.split(separator: ",").map(String.init) }
         sessionOptions.absoluteLinks = absoluteLinks
+        sessionOptions.lockTimeout = lockTimeout
+        sessionOptions.coordinatesWrites = !noCoordination
         let logFile = logPath
         let session = FuseSession(options: sessionOptions, log: { message in printError(message) })
         do {
@@ -50,6 +56,8 @@ struct MountCommand: ParsableCommand {
         var arguments = ["mount", backing, mountPoint, "-f", "--ready-fd", String(Daemon.readyDescriptor)]
         for option in options { arguments += ["-o", option] }
         if absoluteLinks { arguments.append("--absolute-links") }
+        arguments += ["--lock-timeout", String(lockTimeout)]
+        if noCoordination { arguments.append("--no-coordination") }
         if let logPath { arguments += ["--log", logPath] }
         switch Daemon.spawnAndWait(arguments: arguments) {
         case .ready: return
