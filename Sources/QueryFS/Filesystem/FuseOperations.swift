@@ -190,7 +190,7 @@ enum FuseOperations {
             if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughOpendir(request, node, info: info!) }
             let fs = FuseOperations.filesystem(request)
             guard let listing = fs.viewDirectoryListing(of: id) else { return fs.fail(request, ENOENT) }
-            info!.pointee.fh = DirectoryHandles.store(.view(listing))
+            info!.pointee.fh = DirectoryHandles.store(.view(ViewDirectoryHandle(id: id, listing: listing)))
             // The kernel may keep the listing in its page cache across opens:
             // the watcher invalidates the folder's inode whenever it changes.
             qfs_file_info_set(info, 0, 1, 1)
@@ -257,8 +257,13 @@ enum FuseOperations {
     {
         let fs = filesystem(request)
         switch DirectoryHandles.load(info!.pointee.fh) {
-        case .view(let listing):
-            listing.reply(request, size: size, offset: Int(offset), plus: plus, timeout: fs.policy.viewTimeout)
+        case .view(let handle):
+            fs.withListingLock(of: id) {
+                // A listing read from the start is read from the current state: the
+                // kernel caches what a read from offset 0 returns.
+                if offset == 0, let current = fs.viewDirectoryListing(of: id) { handle.listing = current }
+                handle.listing.reply(request, size: size, offset: Int(offset), plus: plus, timeout: fs.policy.viewTimeout)
+            }
         case .passthrough(let handle):
             guard let node = fs.passthrough.node(id) else { return fs.fail(request, ENOENT) }
             fs.passthroughReaddir(request, node, handle: handle, size: size, offset: Int(offset), plus: plus)
@@ -266,10 +271,20 @@ enum FuseOperations {
     }
 }
 
+/// An open view-side directory: the listing it is reading.
+final class ViewDirectoryHandle {
+    let id: UInt64
+    var listing: DirectoryListing
+    init(id: UInt64, listing: DirectoryListing) {
+        self.id = id
+        self.listing = listing
+    }
+}
+
 /// Open directory handles, stored in `fuse_file_info.fh` as retained pointers.
 enum DirectoryHandles {
     enum Handle {
-        case view(DirectoryListing)
+        case view(ViewDirectoryHandle)
         case passthrough(QueryFilesystem.DirectoryHandle)
     }
 

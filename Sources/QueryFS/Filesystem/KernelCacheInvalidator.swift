@@ -35,14 +35,16 @@ struct KernelCacheInvalidator {
         for change in update.changes {
             if change.kind == .vanished, change.path.count == 2 {
                 guard let folder = folders.folder(path: change.path) else { continue }
-                folders.removeTagFolder(change.path[1])
+                filesystem.tagRootLock.withLock { folders.removeTagFolder(change.path[1]) }
                 folder.replace(ViewListing(records: []), at: now)
                 invalidateEntry(parent: NodeID.tagRoot, name: Array(change.path[1].utf8))
                 invalidateInode(NodeID.tagRoot)
                 continue
             }
             let records = update.listings[change.path] ?? []
-            let (folder, old) = filesystem.installListing(of: change.path, records: records, at: now)
+            let (folder, old) = change.kind == .appeared
+                ? filesystem.tagRootLock.withLock { filesystem.installListing(of: change.path, records: records, at: now) }
+                : filesystem.installListing(of: change.path, records: records, at: now)
             if change.kind == .appeared {
                 invalidateInode(NodeID.tagRoot)
             }

@@ -19,6 +19,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     let writes: WriteCoordinator
     let mountTime: Timestamp
     let owner: (uid: uid_t, gid: gid_t)
+    /// Serializes tag/ listings with tag folders appearing and vanishing (see ViewFolder.replyLock).
+    let tagRootLock = PlainLock()
     /// Set once the session exists; notifications go through it.
     var session: OpaquePointer?
 
@@ -126,6 +128,20 @@ struct CachePolicy {
 }
 
 extension QueryFilesystem {
+    /// Runs `body` under the lock that orders readdir replies of directory
+    /// `id` with changes to its listing.
+    func withListingLock(of id: UInt64, _ body: () -> Void) {
+        switch NodeID.kind(of: id) {
+        case .folder(let serial):
+            guard let folder = folders.folder(serial: serial) else { return body() }
+            folder.replyLock.withLock(body)
+        case .tagRoot:
+            tagRootLock.withLock(body)
+        default:
+            body()
+        }
+    }
+
     /// Runs a mutating handler under the exclusive locks of the items it
     /// changes; replies EBUSY itself if a lock could not be had in time.
     func coordinated(_ request: fuse_req_t?, _ items: [ItemName?], _ handler: () -> Void) {

@@ -61,10 +61,18 @@ final class ViewFolder: @unchecked Sendable {
     var listing: ViewListing { lock.withLock { listingStorage } }
     var changed: Timestamp { lock.withLock { changedStorage } }
 
+    /// Held while a readdir reply is built and sent, and while the listing
+    /// is swapped: so a reply made from the old listing always reaches the
+    /// kernel before the watcher's invalidation, never after it (which would
+    /// leave a stale listing in the kernel's readdir cache).
+    let replyLock = PlainLock()
+
     func replace(_ listing: ViewListing, at time: Timestamp) {
-        lock.withLock {
-            listingStorage = listing
-            changedStorage = time
+        replyLock.withLock {
+            lock.withLock {
+                listingStorage = listing
+                changedStorage = time
+            }
         }
     }
 }

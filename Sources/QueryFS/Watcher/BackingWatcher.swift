@@ -72,8 +72,7 @@ final class BackingWatcher {
         for path in [root] + directories.map({ root + [UInt8(ascii: "/")] + $0 }) {
             do {
                 let descriptor = try inotify.addWatch(path: path, mask: Self.bundleMask)
-                itemOfDescriptor[descriptor] = name
-                descriptorsOfItem[name, default: []].insert(descriptor)
+                assign(descriptor, to: name)
             } catch {
                 if error.errno == ENOSPC {
                     if !watchLimitReached {
@@ -109,8 +108,7 @@ final class BackingWatcher {
             }
             return
         }
-        itemOfDescriptor[descriptor] = item
-        descriptorsOfItem[item, default: []].insert(descriptor)
+        assign(descriptor, to: item)
         // Subdirectories: created before the watch existed, they need their own.
         let fd = path.withCString { open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { return }
@@ -122,10 +120,23 @@ final class BackingWatcher {
     /// Forgets the watches of an item that is gone.
     func unwatch(_ name: ItemName) {
         for descriptor in descriptorsOfItem.removeValue(forKey: name) ?? [] {
+            // A bundle renamed to another name keeps its inode, and inotify
+            // gave the new name the same descriptor: that watch stays.
+            guard itemOfDescriptor[descriptor] == name else { continue }
             itemOfDescriptor[descriptor] = nil
             inotify.removeWatch(descriptor)
         }
         unwatchedItems.remove(name)
+    }
+
+    /// Records that `descriptor` watches a folder of `item` (taking it over
+    /// from the item it belonged to before, after a rename).
+    private func assign(_ descriptor: Int32, to item: ItemName) {
+        if let previous = itemOfDescriptor[descriptor], previous != item {
+            descriptorsOfItem[previous]?.remove(descriptor)
+        }
+        itemOfDescriptor[descriptor] = item
+        descriptorsOfItem[item, default: []].insert(descriptor)
     }
 
     /// Turns inotify events into dirty items.

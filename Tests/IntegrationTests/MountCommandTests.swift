@@ -1,0 +1,180 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `queryfs mount` and `queryfs unmount` as a user meets them (SPEC §3):
+/// every failure is one line and a non-zero exit with nothing mounted;
+/// foreground mounts end cleanly on SIGINT/SIGTERM.
+final class MountCommandTests: XCTestCase {
+    private var fixture: MountedFixture!
+
+    override func setUp() {
+        fixture = MountedFixture(corpus: { corpus in
+            corpus.bundle("one.hpwebsite", title: "One", tags: ["t"], mtime: 1_000)
+            corpus.bundle("two.hpwebsite", title: "Two", archived: true, mtime: 2_000)
+        })
+    }
+
+    override func tearDown() {
+        fixture?.unmount()
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted")
+        fixture = nil
+    }
+
+    /// Runs `queryfs mount ARGUMENTS` expecting failure: non-zero exit, one
+    /// `queryfs: ` line containing `expected`, and nothing mounted at `mountPoint`.
+    private func assertMountFails(_ arguments: [String], mountPoint: String, mentions expected: [String], prefix: [String] = [],
+                                  file: StaticString = #filePath, line: UInt = #line)
+    {
+        let before = MountTable.mountPoints().count
+        let result = QueryfsBinary.run(["mount"] + arguments, prefix: prefix)
+        XCTAssertNotEqual(result.status, 0, "mount succeeded: \(arguments)", file: file, line: line)
+        XCTAssertEqual(result.stderrLines.count, 1, "want one line, got: \(result.stderrText)", file: file, line: line)
+        let message = result.stderrLines.first ?? ""
+        XCTAssertTrue(message.hasPrefix("queryfs: "), message, file: file, line: line)
+        for word in expected {
+            XCTAssertTrue(message.lowercased().contains(word.lowercased()), "'\(message)' should mention '\(word)'", file: file, line: line)
+        }
+        XCTAssertEqual(result.stdout, [], file: file, line: line)
+        XCTAssertFalse(MountTable.isMounted(mountPoint), "mounted after a failure", file: file, line: line)
+        XCTAssertEqual(MountTable.mountPoints().count, before, "mount table changed", file: file, line: line)
+    }
+
+    func testMountReturnsOnlyWhenLiveAndUnmountUnmounts() throws {
+        try fixture.mount()
+        // Complete on return: no waiting, every view already there.
+        XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, 2)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("archived"))?.count, 1)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/t"))?.count, 1)
+        let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+        XCTAssertEqual(RawFiles.list(fixture.mountPoint)?.count, 0)
+        // And it can be mounted again.
+        try fixture.mount()
+    }
+
+    func testFusermountUnmountsToo() throws {
+        try fixture.mount()
+        XCTAssertEqual(Program.run(["fusermount3", "-u", fixture.mountPoint]).status, 0)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+    }
+
+    func testForegroundMountEndsCleanlyOnSIGTERMAndSIGINT() throws {
+        for signal in [SIGTERM, SIGINT] {
+            let pid = Program.spawn([QueryfsBinary.path, "mount", "-f", fixture.backing, fixture.mountPoint],
+                                    stdout: fixture.root + "/fg.out", stderr: fixture.root + "/fg.err")
+            XCTAssertGreaterThan(pid, 0)
+            guard eventually(timeout: 10, { MountTable.isMounted(self.fixture.mountPoint) }) else {
+                kill(pid, SIGKILL)
+                _ = Program.wait(pid)
+                return XCTFail("foreground mount never appeared")
+            }
+            XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, 2)
+            kill(pid, signal)
+            let status = Program.wait(pid, timeout: 10)
+            if status == nil { kill(pid, SIGKILL); _ = Program.wait(pid) }
+            XCTAssertEqual(status, 0, "exit status after signal \(signal)")
+            XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "still mounted after signal \(signal)")
+        }
+    }
+
+    func testBackingMissingOrNotADirectory() {
+        assertMountFails([fixture.root + "/nope", fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["nope"])
+        let file = fixture.root + "/file"
+        RawFiles.write(file, [1])
+        assertMountFails([file, fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["not a directory"])
+    }
+
+    func testMountPointMissingNotEmptyOrAFile() {
+        assertMountFails([fixture.backing, fixture.root + "/missing"], mountPoint: fixture.root + "/missing", mentions: ["missing"])
+        RawFiles.write(fixture.mountPoint + "/occupied", [1])
+        assertMountFails([fixture.backing, fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["not empty"])
+        unlink(fixture.mountPoint + "/occupied")
+        let file = fixture.root + "/file"
+        RawFiles.write(file, [1])
+        assertMountFails([fixture.backing, file], mountPoint: file, mentions: ["not a directory"])
+    }
+
+    func testMountPointAlreadyAMount() throws {
+        try fixture.mount()
+        let result = QueryfsBinary.run(["mount", fixture.backing, fixture.mountPoint])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+        XCTAssertTrue(result.stderrText.hasPrefix("queryfs: "))
+        XCTAssertTrue(result.stderrText.contains("already"), result.stderrText)
+        // Exactly one mount there, still working.
+        XCTAssertEqual(MountTable.mountPoints().filter { $0 == fixture.mountPoint }.count, 1)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, 2)
+    }
+
+    /// A daemon killed with SIGKILL leaves "Transport endpoint is not
+    /// connected": mount says so and how to clear it; unmount clears it.
+    func testStaleMountFromAKilledDaemon() throws {
+        let pid = Program.spawn([QueryfsBinary.path, "mount", "-f", fixture.backing, fixture.mountPoint],
+                                stdout: fixture.root + "/fg.out", stderr: fixture.root + "/fg.err")
+        guard eventually(timeout: 10, { MountTable.isMounted(self.fixture.mountPoint) }) else {
+            kill(pid, SIGKILL)
+            _ = Program.wait(pid)
+            return XCTFail("foreground mount never appeared")
+        }
+        kill(pid, SIGKILL)
+        _ = Program.wait(pid)
+        var status = stat()
+        XCTAssertEqual(stat(fixture.mountPoint, &status), -1)
+        XCTAssertEqual(errno, ENOTCONN)
+
+        let result = QueryfsBinary.run(["mount", fixture.backing, fixture.mountPoint])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+        XCTAssertTrue(result.stderrText.hasPrefix("queryfs: "))
+        XCTAssertTrue(result.stderrText.contains("fusermount3 -u") || result.stderrText.contains("queryfs unmount"), result.stderrText)
+        XCTAssertEqual(MountTable.mountPoints().filter { $0 == fixture.mountPoint }.count, 1, "a second mount was stacked")
+
+        let unmount = QueryfsBinary.run(["unmount", fixture.mountPoint])
+        XCTAssertEqual(unmount.status, 0, unmount.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+        try fixture.mount()
+    }
+
+    /// Without /dev/fuse (hidden in a private mount namespace).
+    func testNoDevFuse() throws {
+        let script = "mount -t tmpfs tmpfs /dev && exec \"$0\" mount \"$1\" \"$2\""
+        let result = Program.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                  QueryfsBinary.path, fixture.backing, fixture.mountPoint])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+        XCTAssertTrue(result.stderrText.hasPrefix("queryfs: "), result.stderrText)
+        XCTAssertTrue(result.stderrText.contains("/dev/fuse"), result.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+    }
+
+    /// As a user who may not use FUSE (here: nobody, /dev/fuse is root's).
+    func testNotPermitted() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to switch to an unprivileged user")
+        assertMountFails([fixture.backing, fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["permi"],
+                         prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+    }
+
+    func testUnmountOfSomethingNotMounted() {
+        let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+        XCTAssertTrue(result.stderrText.hasPrefix("queryfs: "), result.stderrText)
+    }
+
+    func testBadFuseOption() {
+        assertMountFails(["-o", "no_such_option", fixture.backing, fixture.mountPoint], mountPoint: fixture.mountPoint,
+                         mentions: ["no_such_option"])
+    }
+
+    func testReadOnlyOption() throws {
+        try fixture.mount(["-o", "ro"])
+        XCTAssertNotEqual(RawFiles.write(fixture.mounted("bundles/new"), [1]), 0)
+        XCTAssertEqual(errno, EROFS)
+        XCTAssertNil(RawFiles.lstat(fixture.backed("new")))
+        XCTAssertNotNil(RawFiles.read(fixture.mounted("bundles/one.hpwebsite/payload.plist")))
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A temporary root holding `backing/` (the fixture corpus) and `mnt/` (an
+/// empty mount point). `mount()` really mounts with the built binary; the
+/// fixture always unmounts (lazily as the last resort) and removes itself,
+/// whatever the test did.
+final class MountedFixture {
+    let root: String
+    let backing: String
+    let mountPoint: String
+    private(set) var isMounted = false
+
+    init(corpus: (Corpus) -> Void = Corpus.standard) {
+        root = makeTemporaryDirectory(prefix: "queryfs-it")
+        // Traversable by others: the "not permitted" test runs as nobody.
+        chmod(root, 0o755)
+        backing = root + "/backing"
+        mountPoint = root + "/mnt"
+        mkdir(backing, 0o755)
+        mkdir(mountPoint, 0o755)
+        corpus(Corpus(path: backing))
+    }
+
+    /// `queryfs mount BACKING MNT EXTRA…`: must succeed (a test that cannot mount fails).
+    func mount(_ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = QueryfsBinary.run(["mount", backing, mountPoint] + extra)
+        isMounted = MountTable.isMounted(mountPoint)
+        guard result.status == 0 else {
+            XCTFail("queryfs mount failed (\(result.status)): \(result.stderrText)", file: file, line: line)
+            throw MountFailure()
+        }
+        guard isMounted else {
+            XCTFail("queryfs mount exited 0 but \(mountPoint) is not in /proc/mounts", file: file, line: line)
+            throw MountFailure()
+        }
+    }
+
+    struct MountFailure: Error {}
+
+    /// Unmounts however it can: `queryfs unmount`, then `fusermount3 -u -z`.
+    func unmount() {
+        guard MountTable.isMounted(mountPoint) else { isMounted = false; return }
+        QueryfsBinary.run(["unmount", mountPoint])
+        if MountTable.isMounted(mountPoint) { Program.run(["fusermount3", "-u", "-z", mountPoint]) }
+        if MountTable.isMounted(mountPoint) { Program.run(["umount", "-l", mountPoint]) }
+        isMounted = false
+    }
+
+    deinit {
+        unmount()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    // MARK: Paths
+
+    func mounted(_ relative: String) -> String { mountPoint + "/" + relative }
+    func backed(_ relative: String) -> String { backing + "/" + relative }
+}
+
+/// Reads /proc/mounts (mount points there are octal-escaped).
+enum MountTable {
+    static func mountPoints() -> [String] {
+        guard let text = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 1 else { return nil }
+            return unescape(String(fields[1]))
+        }
+    }
+
+    static func isMounted(_ path: String) -> Bool { mountPoints().contains(path) }
+
+    static func unescape(_ field: String) -> String {
+        var bytes: [UInt8] = []
+        let utf8 = Array(field.utf8)
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "\\"), index + 3 < utf8.count,
+               let value = UInt8(String(decoding: utf8[(index + 1)...(index + 3)], as: UTF8.self), radix: 8)
+            {
+                bytes.append(value)
+                index += 4
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Writes fixture bundles: small XML plist payloads, chosen mtimes, and
+/// names as raw bytes (non-UTF-8 included).
+struct Corpus {
+    let path: String
+
+    /// A corpus exercising every view: tags (one with a slash), archived
+    /// and not, a plain-file item, a malformed payload, hidden entries, a
+    /// non-UTF-8 name, and enough items that listings span several readdir replies.
+    static func standard(_ corpus: Corpus) {
+        corpus.bundle("alpha.hpwebsite", title: "Alpha 2", tags: ["rock/metal", "swift"], mtime: 1_000)
+        corpus.bundle("beta.hpwebsite", title: "alpha 10", archived: true, tags: ["swift"], mtime: 2_000)
+        corpus.bundle("gamma.hpwebsite", title: "Gamma/Slash\tTab", mtime: 3_000)
+        corpus.bundle(Array("caf".utf8) + [0xE9, 0x2D, 0xFF] + Array(".hpwebsite".utf8),
+                      title: "Caf\u{E9} bytes", tags: ["bytes"], mtime: 4_000)
+        corpus.file(Array("notes.txt".utf8), contents: Array("plain item\n".utf8), mtime: 5_000)
+        corpus.file(Array(".hidden-file".utf8), contents: Array("hidden\n".utf8), mtime: 6_000)
+        let broken = corpus.path + "/broken.hpwebsite"
+        mkdir(broken, 0o755)
+        corpus.write(broken + "/payload.plist", Array("<plist><dict><key>webTitle".utf8))
+        corpus.setMTime(broken + "/payload.plist", 7_000)
+        for number in 1...150 {
+            corpus.bundle("item-\(number).hpwebsite", title: "Item \(number)", archived: number % 3 == 0,
+                          tags: number % 5 == 0 ? ["five"] : [], mtime: 10_000 + number * 7 % 151)
+        }
+    }
+
+    func bundle(_ name: String, title: String, archived: Bool = false, tags: [String] = [], mtime: Int) {
+        bundle(Array(name.utf8), title: title, archived: archived, tags: tags, mtime: mtime)
+    }
+
+    func bundle(_ name: [UInt8], title: String, archived: Bool = false, tags: [String] = [], mtime: Int) {
+        let directoryBytes = Array((path + "/").utf8) + name
+        directoryBytes.withCString { mkdir($0, 0o755) }
+        write(directoryBytes + Array("/payload.plist".utf8), Array(Self.plist(title: title, archived: archived, tags: tags).utf8))
+        setMTime(directoryBytes + Array("/payload.plist".utf8), mtime)
+        setMTime(directoryBytes, mtime)
+    }
+
+    func file(_ name: [UInt8], contents: [UInt8], mtime: Int) {
+        let full = Array((path + "/").utf8) + name
+        write(full, contents)
+        setMTime(full, mtime)
+    }
+
+    static func plist(title: String, archived: Bool, tags: [String]) -> String {
+        func escaped(_ text: String) -> String {
+            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        }
+        let tagXML = tags.map { "<string>\(escaped($0))</string>" }.joined()
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>isArchived</key><\(archived ? "true" : "false")/>
+            <key>tags</key><array>\(tagXML)</array>
+            <key>webTitle</key><string>\(escaped(title))</string>
+            </dict></plist>
+            """
+    }
+
+    func write(_ path: String, _ bytes: [UInt8]) { write(Array(path.utf8), bytes) }
+
+    func write(_ path: [UInt8], _ bytes: [UInt8]) {
+        let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
+        precondition(fd >= 0, "cannot create fixture file")
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
+    func setMTime(_ path: String, _ seconds: Int) { setMTime(Array(path.utf8), seconds) }
+
+    func setMTime(_ path: [UInt8], _ seconds: Int) {
+        var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+        _ = path.withCString { utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// The bytes as a NUL-terminated C string (names need not be UTF-8).
+    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        try (self + [0]).withUnsafeBufferPointer { buffer in
+            try buffer.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) }
+        }
+    }
+}

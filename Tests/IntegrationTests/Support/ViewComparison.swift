@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Compares what a mount shows with what `queryfs ls` computes from scratch.
+enum ViewComparison {
+    /// Every view path of BACKING, from `queryfs views`.
+    static func viewPaths(backing: String) -> [String] {
+        QueryfsBinary.run(["views", backing]).stdoutText.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+    }
+
+    /// `queryfs ls BACKING VIEW` (names in order).
+    static func expected(backing: String, view: String) -> [String] {
+        QueryfsBinary.run(["ls", backing, view]).stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init).filter { !$0.isEmpty }
+    }
+
+    /// The mount's listing of a view, sorted as `ls` would (ranks make byte order the view order).
+    static func mounted(mountPoint: String, view: String) -> [String] {
+        (RawFiles.list(mountPoint + "/" + view) ?? []).map { String(decoding: $0, as: UTF8.self) }
+            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// The differences between every view of the mount and a fresh computation; empty when equal.
+    static func differences(backing: String, mountPoint: String) -> [String] {
+        var problems: [String] = []
+        let paths = viewPaths(backing: backing)
+        let expectedTags = Set(paths.filter { $0.hasPrefix("tag/") }.map { String($0.dropFirst(4)) })
+        let mountedTags = Set((RawFiles.list(mountPoint + "/tag") ?? []).map { String(decoding: $0, as: UTF8.self) })
+        if expectedTags != mountedTags {
+            problems.append("tag folders: mount \(mountedTags.sorted()) expected \(expectedTags.sorted())")
+        }
+        for path in paths {
+            let mine = mounted(mountPoint: mountPoint, view: path)
+            let fresh = expected(backing: backing, view: path)
+            if mine != fresh { problems.append("\(path): mount \(mine.prefix(5))… (\(mine.count)) expected \(fresh.prefix(5))… (\(fresh.count))") }
+        }
+        return problems
+    }
+
+    /// Waits until the mount equals a fresh computation; returns the last differences.
+    static func settle(backing: String, mountPoint: String, timeout: Double) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = differences(backing: backing, mountPoint: mountPoint)
+        while !last.isEmpty && Date() < deadline {
+            usleep(50_000)
+            last = differences(backing: backing, mountPoint: mountPoint)
+        }
+        return last
+    }
+}
