@@ -1,0 +1,160 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SPEC §5 through a real mount: flock(1) writers, bounded waits, concurrent
+/// writers, fio's own verification, and kill -9 of the daemon (issue 5).
+final class CoordinationMountTests: XCTestCase {
+    private var fixture: MountedFixture!
+
+    override func setUpWithError() throws {
+        fixture = MountedFixture { corpus in
+            corpus.bundle("item.hpwebsite", title: "Old title", tags: ["old"], mtime: 1_000)
+            corpus.bundle("other.hpwebsite", title: "Other", mtime: 2_000)
+            corpus.file(Array("plain.txt".utf8), contents: Array("plain\n".utf8), mtime: 3_000)
+        }
+        try fixture.mount(["--lock-timeout", "1"])
+    }
+
+    override func tearDown() {
+        fixture?.unmount()
+        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
+        fixture = nil
+    }
+
+    /// What the views say of item.hpwebsite: its title, whether tag/new and archived/ hold it.
+    private func observedState() -> (title: String, newTag: Bool, archived: Bool) {
+        let byName = RawFiles.list(fixture.mounted("by-name"))?.map { String(decoding: $0, as: UTF8.self) } ?? []
+        let title = byName.first { RawFiles.readlink(Array(fixture.mounted("by-name/\($0)").utf8)).map { String(decoding: $0, as: UTF8.self) }
+            == "../bundles/item.hpwebsite" } ?? "?"
+        let newTag = (RawFiles.list(fixture.mounted("tag/new")) ?? []).count == 1
+        let archived = (RawFiles.list(fixture.mounted("archived")) ?? []).count == 1
+        return (String(title.dropFirst(5).dropLast(".hpwebsite".count)), newTag, archived)
+    }
+
+    /// A writer holding the exclusive lock (flock(1) on BACKING/item) rewrites
+    /// the bundle in three steps with pauses; readers polling the views never
+    /// see any of it until the writer lets go, and then see all of it.
+    func testAWriterUnderTheLockIsNeverSeenHalfWay() throws {
+        XCTAssertEqual(observedState().title, "Old title")
+        let payload = fixture.backed("item.hpwebsite/payload.plist")
+        func plist(_ title: String, _ tags: [String], _ archived: Bool) -> String {
+            Corpus.plist(title: title, archived: archived, tags: tags).replacingOccurrences(of: "'", with: "'\\''")
+        }
+        let script = """
+            printf '%s' '\(plist("New title", ["old"], false))' > '\(payload)'; sleep 0.4
+            printf '%s' '\(plist("New title", ["new"], false))' > '\(payload)'; sleep 0.4
+            printf '%s' '\(plist("New title", ["new"], true))' > '\(payload)'; sleep 0.4
+            """
+        let writer = Program.spawn(["flock", fixture.backed("item.hpwebsite"), "sh", "-c", script],
+                                   stdout: fixture.root + "/w.out", stderr: fixture.root + "/w.err")
+        var sawMix: [String] = []
+        var releasedAt: Date?
+        var newAt: Date?
+        while true {
+            let state = observedState()
+            var status: Int32 = 0
+            // Judged after the observation: if the writer still runs now, all of it happened under the lock.
+            if releasedAt == nil, waitpid(writer, &status, WNOHANG) == writer { releasedAt = Date() }
+            if releasedAt == nil, state != ("Old title", false, false) { sawMix.append("\(state) while the lock was held") }
+            if releasedAt != nil, state == ("New title", true, true) { newAt = Date(); break }
+            if let releasedAt, Date().timeIntervalSince(releasedAt) > 2 { break }
+            usleep(5_000)
+        }
+        XCTAssertEqual(sawMix, [])
+        let latency = newAt.map { $0.timeIntervalSince(releasedAt!) }
+        XCTAssertNotNil(latency, "the new state never appeared")
+        XCTAssertLessThan(latency ?? 99, 0.1, "new state visible within 100 ms of the release")
+    }
+
+    /// flock on the mount, then writing through the mount, completes.
+    func testALockHolderThroughTheMountCanWrite() {
+        for target in ["bundles/plain.txt", "bundles/item.hpwebsite"] {
+            let inside = target.hasSuffix(".txt") ? fixture.mounted(target) : fixture.mounted(target + "/note.txt")
+            let start = Date()
+            let result = Program.run(["timeout", "10", "flock", fixture.mounted(target), "sh", "-c", "echo held >> '\(inside)'"])
+            XCTAssertEqual(result.status, 0, "\(target): \(result.stderrText)")
+            XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        }
+        XCTAssertEqual(RawFiles.read(fixture.backed("plain.txt")), Array("plain\nheld\n".utf8))
+        XCTAssertEqual(RawFiles.read(fixture.backed("item.hpwebsite/note.txt")), Array("held\n".utf8))
+    }
+
+    /// The lock held in BACKING: a write through the mount fails with EBUSY
+    /// after the bounded wait (--lock-timeout 1), never hangs, and loses nothing.
+    func testALockHeldInBackingGivesEBUSYWithinTheBound() {
+        for target in ["plain.txt", "item.hpwebsite"] {
+            let inside = target.hasSuffix(".txt") ? fixture.mounted("bundles/" + target) : fixture.mounted("bundles/\(target)/note.txt")
+            let start = Date()
+            let result = Program.run(["timeout", "10", "flock", fixture.backed(target), "bash", "-c", "echo blocked >> '\(inside)'"])
+            let elapsed = Date().timeIntervalSince(start)
+            XCTAssertNotEqual(result.status, 0, target)
+            XCTAssertNotEqual(result.status, 124, "\(target): hung until timeout(1) killed it")
+            XCTAssertTrue(result.stderrText.contains("Device or resource busy"), result.stderrText)
+            XCTAssertLessThan(elapsed, 3, target)
+            XCTAssertGreaterThanOrEqual(elapsed, 0.9, target)
+        }
+        XCTAssertEqual(RawFiles.read(fixture.backed("plain.txt")), Array("plain\n".utf8))
+    }
+
+    /// Writers through bundles/ and directly in BACKING on the same files:
+    /// each file ends as one writer's complete write.
+    func testConcurrentWritersNeverInterleaveWithinAWrite() {
+        let size = 256 * 1024
+        let files = (0..<8).map { "item.hpwebsite/race-\($0)" }
+        let group = DispatchGroup()
+        for (side, byte) in [(fixture.mountPoint + "/bundles", UInt8(ascii: "M")), (fixture.backing, UInt8(ascii: "B"))] {
+            group.enter()
+            Thread {
+                let data = [UInt8](repeating: byte, count: size)
+                for _ in 0..<20 {
+                    for file in files { _ = RawFiles.write(side + "/" + file, data) }
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        for file in files {
+            let bytes = RawFiles.read(fixture.backed(file)) ?? []
+            XCTAssertEqual(bytes.count, size, file)
+            XCTAssertTrue(Set(bytes).count == 1, "\(file) mixes both writers")
+        }
+    }
+
+    /// fio's own verification of data written through bundles/.
+    func testFioVerifiesDataWrittenThroughTheMount() throws {
+        let result = Program.run(["fio", "--name=verify", "--directory=\(fixture.mounted("bundles/item.hpwebsite"))",
+                                  "--rw=randwrite", "--bs=4k", "--size=16m", "--numjobs=2", "--verify=crc32c",
+                                  "--do_verify=1", "--verify_fatal=1", "--ioengine=psync", "--group_reporting"])
+        XCTAssertEqual(result.status, 0, "fio: \(result.stdoutText.suffix(2000)) \(result.stderrText)")
+        XCTAssertFalse(result.stdoutText.contains("verify: bad"), result.stdoutText)
+    }
+
+    /// kill -9 of the daemon during a write load: every write that returned
+    /// is in BACKING; after `queryfs unmount` a new mount works.
+    func testKillingTheDaemonLosesNoAcknowledgedWrite() throws {
+        let pid = daemonPID()
+        XCTAssertNotNil(pid)
+        var acknowledged: [Int] = []
+        for number in 0..<2_000 {
+            if number == 300, let pid { kill(pid, SIGKILL) }
+            let path = fixture.mounted("bundles/item.hpwebsite/ack-\(number)")
+            if RawFiles.write(path, Array("write \(number)\n".utf8)) == 0 { acknowledged.append(number) } else if number > 300 { break }
+        }
+        XCTAssertGreaterThanOrEqual(acknowledged.count, 300)
+        for number in acknowledged {
+            XCTAssertEqual(RawFiles.read(fixture.backed("item.hpwebsite/ack-\(number)")), Array("write \(number)\n".utf8), "write \(number) lost")
+        }
+        XCTAssertEqual(QueryfsBinary.run(["unmount", fixture.mountPoint]).status, 0)
+        try fixture.mount()
+        XCTAssertNotNil(RawFiles.list(fixture.mounted("by-name")))
+    }
+
+    /// The pid of the daemon serving this fixture's mount.
+    private func daemonPID() -> pid_t? {
+        let out = Program.run(["pgrep", "-f", "mount \(fixture.backing) \(fixture.mountPoint) -f"]).stdoutText
+        return out.split(separator: "\n").first.flatMap { pid_t($0) }
+    }
+}
