@@ -91,6 +91,25 @@ final class LiveMountTests: XCTestCase {
         XCTAssertEqual(differences, [], "views differ 1 s after the last change")
     }
 
+    /// A bundle renamed in BACKING keeps its title, so its entry keeps its
+    /// name; a path the kernel already resolved must still follow to the new
+    /// target (the entry is another node now, not a cached stale symlink).
+    func testAnEntryWhoseNameStaysFollowsARenamedBundle() throws {
+        fixture = MountedFixture { corpus in
+            corpus.bundle("old.hpwebsite", title: "Kept title", mtime: 5_000)
+            corpus.bundle("other.hpwebsite", title: "Other", mtime: 1_000)
+        }
+        try fixture.mount()
+        let entry = fixture.mounted("by-modified/0001 Kept title.hpwebsite")
+        XCTAssertEqual(RawFiles.readlink(Array(entry.utf8)).map { String(decoding: $0, as: UTF8.self) }, "../bundles/old.hpwebsite")
+        XCTAssertNotNil(RawFiles.stat(Array(entry.utf8)))
+        XCTAssertEqual(rename(fixture.backed("old.hpwebsite"), fixture.backed("new.hpwebsite")), 0)
+        XCTAssertTrue(eventually(timeout: 1) {
+            RawFiles.readlink(Array(entry.utf8)).map { String(decoding: $0, as: UTF8.self) } == "../bundles/new.hpwebsite"
+        }, "the entry still points at the old name 1 s after the rename")
+        XCTAssertNotNil(RawFiles.stat(Array(entry.utf8)), "the entry does not resolve")
+    }
+
     /// The git-sync case: a reading list's history checked out commit by
     /// commit, oldest first; after each checkout every view of the mount
     /// (tag folders appearing and vanishing included) equals `queryfs ls`.

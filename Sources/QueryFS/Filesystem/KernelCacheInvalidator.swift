@@ -68,7 +68,11 @@ struct KernelCacheInvalidator {
         let start = min(lowest, old.count)
         for index in start..<old.count {
             let name = old.name(at: index)
-            if index >= new.count || new.name(at: index) != name { stale.append(name) }
+            // Same name for another item (a bundle renamed in BACKING keeps
+            // its title, so its entry name, but gets a new node id) is stale too.
+            if index >= new.count || new.records[index].name != old.records[index].name || new.name(at: index) != name {
+                stale.append(name)
+            }
             if stale.count > wholeFolderThreshold { break }
         }
         if stale.count > wholeFolderThreshold {
@@ -81,14 +85,26 @@ struct KernelCacheInvalidator {
 
     /// Drops the kernel's view of every node inside `item` under bundles/:
     /// attributes and cached data, and dentries whose name now means another file.
+    /// A node whose file is unchanged since its last invalidation is left
+    /// alone: a bundle being filled with thousands of files would otherwise
+    /// cost thousands of invalidations per burst.
     private func invalidatePassthrough(item: ItemName) {
+        let now = Timestamp.now
         for node in filesystem.passthrough.nodes(inItem: item) {
-            invalidateInode(node.id)
             var status = stat()
             let parentFD = filesystem.passthrough.node(node.parent)?.fd ?? -1
             let same = parentFD >= 0 && node.name.withCString { fstatat(parentFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
                 && UInt64(status.st_ino) == node.inode
-            if !same { invalidateEntry(parent: node.parent, name: node.name) }
+            if !same {
+                node.invalidatedState = nil
+                invalidateInode(node.id)
+                invalidateEntry(parent: node.parent, name: node.name)
+                continue
+            }
+            let stamp = FileChangeStamp(status)
+            if let previous = node.invalidatedState, previous.settled, previous.stamp == stamp { continue }
+            invalidateInode(node.id)
+            node.invalidatedState = (stamp, stamp.isSettled(takenAt: now))
         }
         // The item itself in bundles/, if the kernel holds a dentry for a name now gone.
         var status = stat()

@@ -20,6 +20,9 @@ final class PassthroughNode: @unchecked Sendable {
     var parent: UInt64
     var name: [UInt8]
     var lookups: UInt64 = 0
+    /// What the file looked like when the watcher last invalidated it
+    /// (touched by the watcher thread only).
+    var invalidatedState: (stamp: FileChangeStamp, settled: Bool)?
 
     init(id: UInt64, fd: Int32, device: UInt64, inode: UInt64, item: ItemName?, parent: UInt64, name: [UInt8]) {
         self.id = id
@@ -105,5 +108,31 @@ final class PassthroughTable: @unchecked Sendable {
     /// The nodes the kernel holds inside an item (for invalidation).
     func nodes(inItem item: ItemName) -> [PassthroughNode] {
         lock.withLock { (nodesOfItem[item] ?? []).compactMap { nodes[$0] } }
+    }
+}
+
+/// Enough of a file's status to tell that it has not changed since: a file
+/// whose ctime, mtime, size and inode all match changed neither data nor
+/// attributes — provided the stamp was taken well after its ctime, since
+/// the kernel stamps times at clock-tick granularity and two changes within
+/// one tick share a ctime.
+struct FileChangeStamp: Equatable {
+    var ctime: Timestamp
+    var mtime: Timestamp
+    var size: Int64
+    var inode: UInt64
+
+    init(_ status: stat) {
+        ctime = Timestamp(seconds: Int64(status.st_ctim.tv_sec), nanoseconds: UInt32(status.st_ctim.tv_nsec))
+        mtime = Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: UInt32(status.st_mtim.tv_nsec))
+        size = Int64(status.st_size)
+        inode = UInt64(status.st_ino)
+    }
+
+    /// Taken at `time`, was the stamp settled: is any later change bound to
+    /// get a later ctime?
+    func isSettled(takenAt time: Timestamp) -> Bool {
+        let margin: Int64 = 50_000_000  // 50 ms, far above any clock tick
+        return (time.seconds - ctime.seconds) * 1_000_000_000 + Int64(time.nanoseconds) - Int64(ctime.nanoseconds) > margin
     }
 }
