@@ -38,18 +38,75 @@ public final class WriteCoordinator: @unchecked Sendable {
         guard enabled else { return operation() }
         // Sorted, so two operations over the same pair never wait on each other.
         let names = Set(items.compactMap { $0 }).sorted()
-        var held: [ItemLock] = []
-        defer { for itemLock in held { itemLock.unlock() } }
+        var acquired: [ItemName] = []
+        defer { for name in acquired { release(name) } }
         for name in names where !isHeldByClient(name) {
-            guard let itemLock = try? ItemLock(item: name, in: rootFD) else { continue }  // gone or new: nothing to lock
-            do {
-                try itemLock.lock(.exclusive, timeout: timeout)
-            } catch {
-                return EBUSY
+            switch acquire(name) {
+            case .held: acquired.append(name)
+            case .nothingToLock: continue  // gone or new
+            case .busy: return EBUSY
             }
-            held.append(itemLock)
         }
         return operation()
+    }
+
+    /// The mount's own hold on an item's exclusive lock, shared by every
+    /// request handler working on that item at the same moment. Against
+    /// other processes the item is locked either way; what sharing saves is
+    /// the mount waiting on itself: a handler replies to the kernel before it
+    /// lets go, so the client's next request (the write after the create)
+    /// often arrives while the previous one still holds the lock.
+    private final class Hold {
+        let lock: ItemLock
+        var users = 1
+        init(_ lock: ItemLock) { self.lock = lock }
+    }
+    private var holds: [ItemName: Hold] = [:]
+
+    private enum Acquisition { case held, nothingToLock, busy }
+
+    private func acquire(_ name: ItemName) -> Acquisition {
+        if join(name) { return .held }
+        guard let itemLock = try? ItemLock(item: name, in: rootFD) else { return .nothingToLock }
+        let start = monotonicSeconds()
+        let deadline = start + timeout
+        var pause: useconds_t = 20
+        while true {
+            // Taking the flock and publishing the hold happen under one mutex,
+            // so a handler never joins a hold that is being released.
+            let outcome: Acquisition? = lock.withLock {
+                if let hold = holds[name] { hold.users += 1; return .held }
+                guard (try? itemLock.tryLock(.exclusive)) == true else { return nil }
+                holds[name] = Hold(itemLock)
+                return .held
+            }
+            if let outcome { return outcome }
+            let now = monotonicSeconds()
+            if now >= deadline { return .busy }
+            usleep(pause)
+            // Short pauses first: the usual holder (the live index reading
+            // the item) lets go within milliseconds.
+            pause = min(pause * 2, now - start < 0.05 ? 1_000 : 20_000)
+        }
+    }
+
+    private func join(_ name: ItemName) -> Bool {
+        lock.withLock {
+            guard let hold = holds[name] else { return false }
+            hold.users += 1
+            return true
+        }
+    }
+
+    private func release(_ name: ItemName) {
+        lock.withLock {
+            guard let hold = holds[name] else { return }
+            hold.users -= 1
+            if hold.users == 0 {
+                hold.lock.unlock()
+                holds[name] = nil
+            }
+        }
     }
 
     private func isHeldByClient(_ item: ItemName) -> Bool {
