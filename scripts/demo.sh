@@ -26,9 +26,9 @@ $keep || trap '$bin/queryfs unmount "$mnt"' EXIT
 
 show ls "$mnt"
 show ls "$mnt/by-name"
-show ls -l "$mnt/unarchived" | head -6
+show ls -l "$mnt/unarchived" | sed -n 1,7p  # sed reads to the end: no SIGPIPE under pipefail
 show ls "$mnt/tag"
-first=$(ls "$mnt/by-modified" | head -1)
+first=$(ls "$mnt/by-modified" | sed -n 1p)
 show readlink "$mnt/by-modified/$first"
 show cat "$mnt/by-modified/$first/payload.plist"
 show $bin/queryfs views "$backing"

@@ -24,6 +24,7 @@ struct LatencyBenchmark {
             return "zz latency \(getpid()) \(counter)"
         }
         var results: [(String, [Double])] = []
+        itemCount.value = bundleNames().count
 
         // Payload rewrite: an existing bundle gets a new title and becomes the newest.
         let victims = bundleNames().prefix(samples)
@@ -34,44 +35,56 @@ struct LatencyBenchmark {
             return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
         }))
         // Create: a new bundle, newest of all.
-        var created: [String] = []
+        var created: [(name: String, title: String)] = []
         results.append(("create", (0..<samples).map { _ in
             let title = unique()
             let name = "\(title.replacingSpaces()).hpwebsite"
-            created.append(name)
+            created.append((name, title))
+            itemCount.value += 1
             let start = now()
             mkdir("\(backing)/\(name)", 0o755)
             writePayload("\(backing)/\(name)/payload.plist", title: title)
             return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
         }))
-        // Rename: the newest bundle gets a new name; its entry's target follows.
-        var renamed: [String] = []
-        results.append(("rename", created.map { name in
-            let newName = "r-" + name
-            renamed.append(newName)
-            let title = firstEntryTitle()
+        // Rename: each created bundle gets a new name; its entry keeps its
+        // name and rank (a rename leaves mtimes alone) and its target follows.
+        // The k-th created (from 0) is at rank samples - k.
+        var renamed: [(name: String, title: String)] = []
+        results.append(("rename", created.enumerated().map { index, bundle in
+            let newName = "r-" + bundle.name
+            renamed.append((newName, bundle.title))
+            let rank = created.count - index
             let start = now()
-            rename("\(backing)/\(name)", "\(backing)/\(newName)")
-            return waitUntil { target(view: "by-modified", rank: 1, title: title) == "../bundles/\(newName)" } - start
+            rename("\(backing)/\(bundle.name)", "\(backing)/\(newName)")
+            return waitUntil { target(view: "by-modified", rank: rank, title: bundle.title) == "../bundles/\(newName)" } - start
         }))
-        // Delete: remove the newest bundle; its entry vanishes from rank 1.
-        results.append(("delete", renamed.reversed().map { name in
-            let title = firstEntryTitle()
+        // Delete: the newest bundle first, so the one removed is always at rank 1.
+        results.append(("delete", renamed.reversed().map { bundle in
+            itemCount.value -= 1
             let start = now()
-            removeBundle("\(backing)/\(name)")
-            return waitUntil { !entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
+            removeBundle("\(backing)/\(bundle.name)")
+            return waitUntil { !entryExists(view: "by-modified", rank: 1, title: bundle.title, ext: "hpwebsite") } - start
         }))
-        for (kind, values) in results {
+        for (kind, samples) in results {
+            let values = samples.filter { $0.isFinite }
+            let timedOut = samples.count - values.count
+            guard !values.isEmpty else {
+                print("  \(kind.padding(16)) every sample timed out after \(Int(timeout)) s")
+                continue
+            }
             let sorted = values.sorted()
             func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
-            print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= 100 ms)")
+            print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= 100 ms)\(timedOut > 0 ? "   TIMED OUT: \(timedOut)" : "")")
         }
     }
 
+    /// How many items BACKING holds, kept up to date by the samples (a
+    /// directory listing per poll would cost more than the change measured).
+    private let itemCount = Counter()
+
     private var width: Int {
         // Ranks are padded to max(4, digits of the view's count).
-        let count = (try? listNames(backing).count) ?? 0
-        return max(4, String(count).count)
+        max(4, String(itemCount.value).count)
     }
 
     private func entryName(rank: Int, title: String, ext: String) -> String {
@@ -93,13 +106,6 @@ struct LatencyBenchmark {
         return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
     }
 
-    /// The title of the first entry of by-modified (from its name).
-    private func firstEntryTitle() -> String {
-        let first = (try? listNames("\(mount)/by-modified").min()) ?? ""
-        let withoutRank = first.drop { $0 != " " }.dropFirst()
-        return String(withoutRank.hasSuffix(".hpwebsite") ? withoutRank.dropLast(".hpwebsite".count) : withoutRank)
-    }
-
     private func bundleNames() -> [String] {
         ((try? listNames(backing)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     }
@@ -107,7 +113,7 @@ struct LatencyBenchmark {
     private func waitUntil(_ condition: () -> Bool) -> Double {
         let deadline = now() + timeout
         while !condition() {
-            if now() > deadline { return now() + 1e9 }  // shows up as a failed (huge) sample
+            if now() > deadline { return .infinity }  // counted and reported as a timeout
             usleep(200)
         }
         return now()
@@ -141,6 +147,8 @@ func listNames(_ path: String) throws -> [String] {
     }
     return names
 }
+
+final class Counter { var value = 0 }
 
 struct POSIXFailure: Error { let path: String }
 

@@ -3,6 +3,7 @@
 //   queryfs-bench scan BACKING [--rounds N] [--threads N]
 //   queryfs-bench phases BACKING                 (where `queryfs ls` spends its time)
 //   queryfs-bench latency MOUNT BACKING [--samples N]   (see Latency.swift)
+//   queryfs-bench smallfiles DIR [--count N]     (prints files/s written and read; SmallFiles.swift)
 //
 // Scans BACKING into items and compares the time against the I/O floor: the
 // same directory walked with the same statx/open/getdents/read calls and no
@@ -44,6 +45,12 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "latency", arguments.count >= 3 {
     let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
     LatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
+    exit(0)
+}
+if arguments.first == "smallfiles", arguments.count >= 2 {
+    let count = arguments.count >= 4 && arguments[2] == "--count" ? Int(arguments[3]) ?? 2000 : 2000
+    let result = SmallFilesBenchmark(directory: arguments[1], count: count, size: 4096).run()
+    print("\(Int(result.write)) \(Int(result.read))")
     exit(0)
 }
 if arguments.first == "mount-phases", arguments.count >= 2 {
