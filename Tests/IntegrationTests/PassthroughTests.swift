@@ -60,6 +60,38 @@ final class PassthroughTests: XCTestCase {
         XCTAssertEqual(RawFiles.read(bundles + "/notes.txt"), Array("changed behind the mount\n".utf8))
     }
 
+    /// The kernel keeps file pages and folder listings inside items across
+    /// opens; every change made in BACKING must still show through the
+    /// mount: a same-size rewrite within one clock tick of the first read,
+    /// files added and removed in a bundle and in a folder deep inside it.
+    func testChangesInBackingShowThroughTheKernelCaches() {
+        let payload = "alpha.hpwebsite/payload.plist"
+        let deep = "alpha.hpwebsite/a/b"
+        XCTAssertEqual(mkdir(fixture.backed("alpha.hpwebsite/a"), 0o755), 0)
+        XCTAssertEqual(mkdir(fixture.backed(deep), 0o755), 0)
+        XCTAssertTrue(eventually(timeout: 1) { RawFiles.list(self.bundles + "/" + deep) != nil })
+        for round in 0..<5 {
+            // Read (and so cache) first, then change behind the mount at once.
+            _ = RawFiles.read(bundles + "/" + payload)
+            _ = RawFiles.list(bundles + "/alpha.hpwebsite")
+            _ = RawFiles.list(bundles + "/" + deep)
+            let contents = Array("version \(round) same size".utf8)
+            RawFiles.write(fixture.backed(payload), contents)
+            RawFiles.write(fixture.backed("alpha.hpwebsite/added-\(round)"), [1])
+            RawFiles.write(fixture.backed(deep + "/deep-\(round)"), [2])
+            if round > 0 {
+                unlink(fixture.backed("alpha.hpwebsite/added-\(round - 1)"))
+            }
+            XCTAssertTrue(eventually(timeout: 1) { RawFiles.read(self.bundles + "/" + payload) == contents }, "round \(round): stale data")
+            XCTAssertTrue(eventually(timeout: 1) {
+                Set(RawFiles.list(self.bundles + "/alpha.hpwebsite") ?? []) == Set(RawFiles.list(self.fixture.backed("alpha.hpwebsite")) ?? [])
+            }, "round \(round): stale bundle listing")
+            XCTAssertTrue(eventually(timeout: 1) {
+                Set(RawFiles.list(self.bundles + "/" + deep) ?? []) == Set(RawFiles.list(self.fixture.backed(deep)) ?? [])
+            }, "round \(round): stale deep listing")
+        }
+    }
+
     func testPositionalWritesAndTruncate() {
         let path = bundles + "/notes.txt"
         let fd = open(path, O_RDWR)

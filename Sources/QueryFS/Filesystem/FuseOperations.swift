@@ -148,11 +148,9 @@ enum FuseOperations {
                 if written < 0 { fuse_reply_err(request, Int32(-written)) } else { fuse_reply_write(request, written) }
             }
         }
-        ops.flush = { request, _, info in
-            // Like close(2) on the backing file: reports delayed write errors.
-            let result = close(dup(Int32(truncatingIfNeeded: info!.pointee.fh)))
-            fuse_reply_err(request, result == 0 ? 0 : errno)
-        }
+        // No flush: writes go straight to the backing file (nothing is
+        // buffered here to report at close), and leaving it out lets the
+        // kernel stop sending one round trip per close(2).
         ops.release = { request, _, info in
             // Closing the backing file drops any flock the client held through it.
             FuseOperations.filesystem(request).writes.clientLockChanged(handle: info!.pointee.fh, item: ItemName([]), locked: false)

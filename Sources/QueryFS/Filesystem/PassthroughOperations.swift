@@ -126,7 +126,18 @@ extension QueryFilesystem {
         let fd = open(Self.procPath(node.fd), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return replyError(request) }
         info.pointee.fh = UInt64(fd)
+        qfs_file_info_set(info, 0, keepsKernelCache(node) ? 1 : 0, 0)
         fuse_reply_open(request, info)
+    }
+
+    /// Whether the kernel may keep a node's pages (file data, directory
+    /// listings) across opens: yes inside watched items, where the watcher
+    /// invalidates exactly what changes in BACKING (changes made through the
+    /// mount the kernel sees itself); not for `bundles/` itself nor inside
+    /// hidden entries such as `.git`, which nothing watches.
+    func keepsKernelCache(_ node: PassthroughNode) -> Bool {
+        guard let item = node.item else { return false }
+        return policy.timeout(forPassthroughItem: item) >= policy.itemTimeout
     }
 
     func passthroughCreate(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>, mode: mode_t,
@@ -137,6 +148,8 @@ extension QueryFilesystem {
         info.pointee.fh = UInt64(fd)
         do {
             var entry = try passthroughEntry(parent: parent, name: name)
+            let created = passthrough.node(entry.ino)
+            qfs_file_info_set(info, 0, created.map(keepsKernelCache) == true ? 1 : 0, 0)
             fuse_reply_create(request, &entry, info)
         } catch {
             close(fd)
@@ -164,6 +177,8 @@ extension QueryFilesystem {
             return replyError(request, code)
         }
         info.pointee.fh = DirectoryHandles.store(.passthrough(DirectoryHandle(stream: stream)))
+        let keep: Int32 = keepsKernelCache(node) ? 1 : 0
+        qfs_file_info_set(info, 0, keep, keep)
         fuse_reply_open(request, info)
     }
 
