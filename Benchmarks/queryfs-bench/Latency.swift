@@ -30,6 +30,7 @@ struct LatencyBenchmark {
         let victims = bundleNames().prefix(samples)
         results.append(("payload rewrite", victims.map { name in
             let title = unique()
+            nextClockTick()
             let start = now()
             writePayload("\(backing)/\(name)/payload.plist", title: title)
             return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
@@ -41,6 +42,7 @@ struct LatencyBenchmark {
             let name = "\(title.replacingSpaces()).hpwebsite"
             created.append((name, title))
             itemCount.value += 1
+            nextClockTick()
             let start = now()
             mkdir("\(backing)/\(name)", 0o755)
             writePayload("\(backing)/\(name)/payload.plist", title: title)
@@ -104,6 +106,14 @@ struct LatencyBenchmark {
             raw.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
         }
         return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+
+    /// File times come from a coarse clock (one tick is up to 10 ms): two
+    /// writes within a tick tie in by-modified and then rank by name, which
+    /// would put the newest item at rank 2. Waiting out the tick before each
+    /// sample keeps "newest" strict; it is not part of the time measured.
+    private func nextClockTick() {
+        usleep(12_000)
     }
 
     private func bundleNames() -> [String] {
