@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A point in time with the nanosecond precision of the filesystem.
 public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible {
     public var seconds: Int64
@@ -18,4 +22,13 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     public var timeInterval: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 
     public var description: String { "\(seconds).\(nanoseconds)" }
+}
+
+extension Timestamp {
+    /// The wall clock now (CLOCK_REALTIME), as file times are stamped.
+    public static var now: Timestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Timestamp(seconds: Int64(time.tv_sec), nanoseconds: UInt32(time.tv_nsec))
+    }
 }

@@ -66,7 +66,10 @@ struct KernelCacheInvalidator {
         var stale: [[UInt8]] = []
         let lowest = min(range.lowerBound, change.diff.deletions.min() ?? Int.max, change.diff.moves.map(\.from).min() ?? Int.max)
         let start = min(lowest, old.count)
-        for index in start..<old.count {
+        // Past the shifted range nothing changed when the count did not:
+        // stop there, or one change would cost a walk of the whole view.
+        let end = change.oldCount != change.newCount ? old.count : min(old.count, max(start, range.upperBound))
+        for index in start..<end {
             let name = old.name(at: index)
             // Same name for another item (a bundle renamed in BACKING keeps
             // its title, so its entry name, but gets a new node id) is stale too.
@@ -121,13 +124,5 @@ struct KernelCacheInvalidator {
     private func invalidateEntry(parent: UInt64, name: [UInt8]) {
         guard let session else { return }
         name.withCString { _ = fuse_lowlevel_notify_inval_entry(session, parent, $0, name.count) }
-    }
-}
-
-extension Timestamp {
-    static var now: Timestamp {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Timestamp(seconds: Int64(time.tv_sec), nanoseconds: UInt32(time.tv_nsec))
     }
 }

@@ -47,7 +47,7 @@ public final class QueryFilesystem: @unchecked Sendable {
 
     /// Publishes the current listing of `view` (called at mount and by the watcher).
     @discardableResult
-    func installListing(of path: [String], records: [ItemRecord], at time: Timestamp) -> (folder: ViewFolder, old: ViewListing?) {
+    func installListing(of path: [String], records: RecordList, at time: Timestamp) -> (folder: ViewFolder, old: ViewListing?) {
         let listing = ViewListing(records: records)
         let (folder, isNew) = folders.folder(path: path, listing: listing, time: time)
         var old: ViewListing?

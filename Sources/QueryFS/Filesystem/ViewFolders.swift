@@ -6,10 +6,10 @@ import Glibc
 /// snapshot, swapped whole when the view changes, so a directory handle
 /// can keep listing the state it opened.
 final class ViewListing: @unchecked Sendable {
-    let records: [ItemRecord]
+    let records: RecordList
     let width: Int
 
-    init(records: [ItemRecord]) {
+    init(records: RecordList) {
         self.records = records
         width = EntryNaming.rankWidth(count: records.count)
     }

@@ -114,7 +114,7 @@ public final class LiveCatalog: @unchecked Sendable {
     /// fields did not change: their files may have).
     public struct Update: Sendable {
         public let changes: [ViewChange]
-        public let listings: [[String]: [ItemRecord]]
+        public let listings: [[String]: RecordList]
         public let touchedItems: Set<ItemName>
     }
 
@@ -207,7 +207,7 @@ public final class LiveCatalog: @unchecked Sendable {
             pending = BackingWatcher.Observation(backingGone: pending.backingGone)
             let update: Update = indexLock.withLock {
                 let changes = flush(observation, into: index)
-                var listings: [[String]: [ItemRecord]] = [:]
+                var listings: [[String]: RecordList] = [:]
                 for change in changes where change.kind != .vanished {
                     listings[change.path] = index.view(at: change.path)?.records ?? []
                 }

@@ -2,12 +2,12 @@
 /// position is a binary search, inserting or removing one is a memmove.
 public final class SortedView {
     public let definition: ViewDefinition
-    public private(set) var records: [ItemRecord]
+    public private(set) var records: RecordList
     private let compare: @Sendable (borrowing Item, borrowing Item) -> Int
 
     init(definition: ViewDefinition, records: [ItemRecord]) {
         self.definition = definition
-        self.records = records
+        self.records = RecordList(records)
         compare = definition.order.comparator()
     }
 
