@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The filter half of a view: which items it shows.
 public indirect enum Predicate: Equatable, Sendable {
     case all
@@ -10,6 +14,9 @@ public indirect enum Predicate: Equatable, Sendable {
     /// Tags (or any list) holding an element equal to the value; for text, a
     /// case-insensitive substring.
     case contains(Field, FieldValue)
+    /// A shell glob (`*`, `?`, `[…]`, as fnmatch(3)) matching a text value,
+    /// or any element of a list (tags).
+    case glob(Field, String)
     /// The item carries a tag whose sanitized folder name is this (SPEC §2
     /// `tag/<tag>/`: tags that sanitize alike share a folder).
     case hasTagFolder(String)
@@ -34,6 +41,13 @@ public indirect enum Predicate: Equatable, Sendable {
                 return text.lowercased().contains(needle.lowercased())
             default: return false
             }
+        case let .glob(field, pattern):
+            switch item.value(of: field) {
+            case .text(let text): return fnmatch(pattern, text, 0) == 0
+            case .list(let elements):
+                return elements.contains { if case .text(let text) = $0 { fnmatch(pattern, text, 0) == 0 } else { false } }
+            default: return false
+            }
         case .hasTagFolder(let folder):
             return item.tags.contains { EntryNaming.tagFolderName($0) == folder }
         }
@@ -45,7 +59,7 @@ public indirect enum Predicate: Equatable, Sendable {
         case .all, .hasTagFolder: return []
         case .not(let inner): return inner.payloadKeyPaths
         case .and(let list), .or(let list): return list.reduce(into: []) { $0.formUnion($1.payloadKeyPaths) }
-        case .compare(let field, _, _), .contains(let field, _):
+        case .compare(let field, _, _), .contains(let field, _), .glob(let field, _):
             if case .payload(let path) = field { return [path] }
             return []
         }

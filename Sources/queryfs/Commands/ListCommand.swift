@@ -7,21 +7,19 @@ struct ListCommand: ParsableCommand {
         commandName: "ls",
         abstract: "Print a view's entry names, one a line, in order.",
         discussion: "VIEW is a view's path as the mount shows it: by-name, by-modified, by-created, "
-            + "unarchived, archived, tag/<tag> (the sanitized folder name)."
+            + "unarchived, archived, tag/<tag> (the sanitized folder name) — or a query, "
+            + "such as 'tag:swift -archived modified>7d sort:-modified' (README.md, Queries)."
     )
 
     @Argument(help: "The backing directory.") var backing: String
-    @Argument(help: "The view, e.g. unarchived or tag/swift.") var view: String
+    @Argument(help: "The view (unarchived, tag/swift) or a query (tag:swift -archived).") var view: String
     @Flag(name: .long, help: "Print each name, a tab and the symlink target.") var long = false
     @Option(name: .customLong("absolute-links"), help: "Show targets as absolute links under this mount point.")
     var absoluteLinksMountPoint: String?
 
     func run() throws {
         try reportingFailures {
-            let catalog = try CatalogLoader.load(backing)
-            guard let definition = catalog.view(at: view) else {
-                throw Failure("no view '\(view)' in \(backing) (`queryfs views \(backing)` lists them)")
-            }
+            let (catalog, definition) = try ViewResolver.resolve(view, in: backing)
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative
             var output = StandardOutput()
             for entry in catalog.entries(of: definition, linkStyle: style) {
@@ -39,11 +37,28 @@ struct ListCommand: ParsableCommand {
 
 /// Loads a catalog, turning system errors into the user's one line.
 enum CatalogLoader {
-    static func load(_ backing: String) throws -> Catalog {
+    static func load(_ backing: String, sources: FieldSources = FieldSources()) throws -> Catalog {
         do {
-            return try Catalog.load(backing: backing)
+            return try Catalog.load(backing: backing, sources: sources)
         } catch {
             throw Failure("cannot read backing directory \(backing): \(error.message)")
+        }
+    }
+}
+
+/// A VIEW argument: a view path when it names one, else a query.
+enum ViewResolver {
+    static func resolve(_ text: String, in backing: String) throws -> (Catalog, ViewDefinition) {
+        let parsed = Result { () throws(QueryError) in try Query(parsing: text, now: .now) }
+        var sources = FieldSources()
+        if case .success(let query) = parsed { sources.extraKeyPaths = query.payloadKeyPaths }
+        let catalog = try CatalogLoader.load(backing, sources: sources)
+        if let definition = catalog.view(at: text) { return (catalog, definition) }
+        switch parsed {
+        case .success(let query):
+            return (catalog, query.view(at: ["query", text]))
+        case .failure(let error):
+            throw Failure("no view '\(text)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
         }
     }
 }

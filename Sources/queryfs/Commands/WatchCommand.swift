@@ -12,24 +12,37 @@ struct WatchCommand: ParsableCommand {
         abstract: "Print each change to a view as a JSON line (deletions, insertions, moves, updates).")
 
     @Argument(help: "MOUNTPOINT/VIEW, or BACKING when VIEW follows.") var target: String
-    @Argument(help: "The view, when the first argument is the backing directory.") var view: String?
+    @Argument(help: "The view or a query (tag:swift -archived), when the first argument is the backing directory.") var view: String?
 
     func run() throws {
         try reportingFailures {
             let (backing, viewPath) = try resolve()
+            var components = viewPath.split(separator: "/").map(String.init)
+            let isTagPath = components.count == 2 && components[0] == ViewDefinition.tagFolder
+            let isBuiltIn = ViewDefinition.builtIn.contains { $0.path == components }
+            // Anything else is a query, watched as a view of its own.
+            var viewSet = ViewSet()
+            var sources = FieldSources()
+            if !isTagPath && !isBuiltIn {
+                let query: Query
+                do {
+                    query = try Query(parsing: viewPath, now: .now)
+                } catch {
+                    throw Failure("no view '\(viewPath)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
+                }
+                components = ["query", viewPath]
+                viewSet.fixed.append(query.view(at: components))
+                sources.extraKeyPaths = query.payloadKeyPaths
+            }
             let catalog: LiveCatalog
             do {
-                catalog = try LiveCatalog(backingPath: backing, log: { printError($0) })
+                catalog = try LiveCatalog(backingPath: backing, viewSet: viewSet, sources: sources, log: { printError($0) })
             } catch let error as SystemError {
                 throw Failure("cannot watch \(backing): \(error.message)")
             }
-            let components = viewPath.split(separator: "/").map(String.init)
-            let isTagPath = components.count == 2 && components[0] == ViewDefinition.tagFolder
-            guard catalog.withIndex({ $0.view(at: components) != nil }) || isTagPath else {
-                throw Failure("no view '\(viewPath)' in \(backing) (`queryfs views \(backing)` lists them)")
-            }
+            let watched = components
             catalog.subscribe { update in
-                for change in update.changes where change.path == components {
+                for change in update.changes where change.path == watched {
                     var output = StandardOutput()
                     output.line(change.jsonLine)
                     output.flush()

@@ -1,0 +1,63 @@
+/// Turns a query's value text into the typed value its field compares with:
+/// dates (ISO 8601, or an age such as `7d` counted back from now), sizes
+/// with units, booleans, numbers; payload values take the type they look like.
+enum QueryValues {
+    static func value(_ text: String, for field: Field, now: Timestamp, at position: Int) throws(QueryError) -> FieldValue {
+        switch field {
+        case .modified, .created:
+            guard let date = date(text, now: now) else {
+                throw QueryError("'\(text)' is not a date (2024-05-01, 2024-05-01T10:00:00Z) or an age (30m, 12h, 7d, 2w, 1y)", at: position)
+            }
+            return .date(date)
+        case .size:
+            guard let bytes = size(text) else {
+                throw QueryError("'\(text)' is not a size (512, 10KB, 10MB, 1GiB)", at: position)
+            }
+            return .number(bytes)
+        case .archived:
+            guard let flag = bool(text) else { throw QueryError("'\(text)' is not true or false", at: position) }
+            return .bool(flag)
+        case .name, .ext, .title, .url, .tags:
+            return .text(text)
+        case .payload:
+            if let flag = bool(text) { return .bool(flag) }
+            if let number = Double(text) { return .number(number) }
+            if text.first?.isNumber == true, let seconds = ISO8601.parse(text) { return .date(timestamp(seconds)) }
+            return .text(text)
+        }
+    }
+
+    static func bool(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "true", "yes", "1": true
+        case "false", "no", "0": false
+        default: nil
+        }
+    }
+
+    /// Bytes. KB, MB, GB are powers of 1000; KiB, MiB, GiB of 1024.
+    static func size(_ text: String) -> Double? {
+        let digits = text.prefix { $0.isNumber || $0 == "." }
+        guard let number = Double(digits) else { return nil }
+        let units: [String: Double] = [
+            "": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+            "k": 0x1p10, "m": 0x1p20, "g": 0x1p30, "kib": 0x1p10, "mib": 0x1p20, "gib": 0x1p30, "tib": 0x1p40,
+        ]
+        guard let unit = units[text.dropFirst(digits.count).lowercased()] else { return nil }
+        return number * unit
+    }
+
+    /// An ISO 8601 date, or an age: that long before `now`.
+    static func date(_ text: String, now: Timestamp) -> Timestamp? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400, "y": 365 * 86_400]
+        if let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 {
+            return timestamp(Double(now.seconds) + Double(now.nanoseconds) / 1e9 - count * unit)
+        }
+        return ISO8601.parse(text).map(timestamp)
+    }
+
+    static func timestamp(_ seconds: Double) -> Timestamp {
+        let whole = seconds.rounded(.down)
+        return Timestamp(seconds: Int64(whole), nanoseconds: UInt32(min(999_999_999, (seconds - whole) * 1e9)))
+    }
+}
