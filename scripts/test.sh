@@ -7,5 +7,11 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh fio attr
 swift build
+# The git-sync test replays the real reading list's history when it sits
+# beside this repository (as in CI); from a plain clone it makes its own.
+history=../shared/data/hpdata.bundle
+if [ -z "${QUERYFS_HISTORY_BUNDLE:-}" ] && [ -f "$history" ]; then
+    export QUERYFS_HISTORY_BUNDLE=$PWD/$history
+fi
 # XCTest only: Swift Testing would close the output with a "0 tests" line.
 swift test --disable-swift-testing "$@"
