@@ -2,6 +2,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <limits.h>
 #include <errno.h>
 #include "CSystemShims.h"
 
@@ -42,4 +44,14 @@ int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *n
 
 int qfs_fallocate(int fd, int mode, int64_t offset, int64_t length) {
     return fallocate(fd, mode, offset, length);
+}
+
+long qfs_getxattrat(int fd, const char *path, const char *name, void *value, unsigned long size) {
+    if (path == NULL) return fgetxattr(fd, name, value, size);
+    char full[PATH_MAX];
+    if (snprintf(full, sizeof full, "/proc/self/fd/%d/%s", fd, path) >= (int)sizeof full) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return lgetxattr(full, name, value, size);
 }

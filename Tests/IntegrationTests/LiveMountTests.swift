@@ -110,6 +110,24 @@ final class LiveMountTests: XCTestCase {
         XCTAssertNotNil(RawFiles.stat(Array(entry.utf8)), "the entry does not resolve")
     }
 
+    /// Tags set as `user.xdg.tags` (as KDE's file manager does), through the
+    /// mount or in BACKING, make and unmake tag folders.
+    func testExtendedAttributeTagsMakeTagFolders() throws {
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", mtime: 5_000)
+            corpus.file(Array("notes.txt".utf8), contents: Array("n".utf8), mtime: 4_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(Program.run(["setfattr", "-n", "user.xdg.tags", "-v", "kde,todo", fixture.mounted("bundles/a.hpwebsite")]).status, 0)
+        XCTAssertEqual(Program.run(["setfattr", "-n", "user.xdg.tags", "-v", "todo", fixture.backed("notes.txt")]).status, 0)
+        XCTAssertTrue(eventually(timeout: 1) {
+            ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "tag/todo") == ["0001 Alpha.hpwebsite", "0002 notes.txt"]
+        }, "tag/todo: \(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "tag/todo"))")
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint), [])
+        XCTAssertEqual(Program.run(["setfattr", "-x", "user.xdg.tags", fixture.mounted("bundles/a.hpwebsite")]).status, 0)
+        XCTAssertTrue(eventually(timeout: 1) { RawFiles.lstat(self.fixture.mounted("tag/kde")) == nil }, "tag/kde outlived its last tag")
+    }
+
     /// The git-sync case: a reading list's history checked out commit by
     /// commit, oldest first; after each checkout every view of the mount
     /// (tag folders appearing and vanishing included) equals `queryfs ls`.

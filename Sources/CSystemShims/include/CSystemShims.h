@@ -36,6 +36,11 @@ int qfs_lstatat(int dirfd, const char *path, qfs_stat *out);
 /// renameat2(2). Returns 0, or -1 with errno set.
 int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 
+/// fgetxattr(2) on `fd`, or lgetxattr(2) on `path` inside `dirfd` when
+/// `path` is not NULL (through /proc/self/fd). Returns the value's size, or
+/// -1 with errno set (ENODATA: no such attribute).
+long qfs_getxattrat(int fd, const char *path, const char *name, void *value, unsigned long size);
+
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;
 extern const int QFS_AT_EMPTY_PATH;

@@ -80,8 +80,8 @@ public struct Scanner: Sendable {
             return .locked
         case .unreadable(let error):
             return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
-        case .file(let status):
-            return .item(Item(name: name, kind: .file, modified: status.modified, created: status.created, size: status.size))
+        case .file(let status, let tags):
+            return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
             var problems = walk.problems
@@ -92,7 +92,8 @@ public struct Scanner: Sendable {
                 problems.append("no payload (\(FieldSources.payloadFileNames.joined(separator: " or ")))")
             }
             return .item(Item(
-                name: name, kind: .bundle, title: fields.title, archived: fields.archived, tags: fields.tags,
+                name: name, kind: .bundle, title: fields.title, archived: fields.archived,
+                tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: walk.attributeTags),
                 url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
                 payloadValues: fields.payloadValues, problems: problems))
         }
@@ -114,7 +115,7 @@ public struct Scanner: Sendable {
         case vanished
         case locked
         case unreadable(SystemError)
-        case file(FileStatus)
+        case file(FileStatus, attributeTags: [String])
         case bundle(FileStatus, BundleWalk)
     }
 
@@ -130,7 +131,7 @@ public struct Scanner: Sendable {
             }
             guard status.isDirectory else {
                 if respectsLocks, Self.isLockedForReading(cName, in: rootFD) { return .locked }
-                return .file(status)
+                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName))
             }
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.walkBundle(cName, in: rootFD)
@@ -189,6 +190,8 @@ struct BundleWalk {
     var problems: [String] = []
     /// The bundle's exclusive lock is held by a writer: nothing was read.
     var locked = false
+    /// Tags from the bundle folder's `user.xdg.tags` attribute.
+    var attributeTags: [String] = []
     /// Folders inside the bundle, as paths relative to it.
     var subdirectories: [[UInt8]] = []
 
@@ -217,6 +220,7 @@ struct BundleWalk {
             locked = true
             return
         }
+        if depth == 0 { attributeTags = ExtendedAttributeTags.read(fd: fd) }
         let entries: [DirectoryEntry]
         do {
             entries = try DirectoryReader.readEntries(stream)
