@@ -30,9 +30,10 @@ final class ViewMountTests: XCTestCase {
         }
     }
 
-    func testRootListsBundlesViewsAndTag() {
+    func testRootListsBundlesViewsTagAndQuery() {
         let names = Set(RawFiles.list(fixture.mountPoint)!.map(\.text))
-        XCTAssertEqual(names, ["bundles", "by-name", "by-modified", "by-created", "unarchived", "archived", "tag"])
+        // SPEC §3's folders, and query/ (issue 6: ad-hoc queries).
+        XCTAssertEqual(names, ["bundles", "by-name", "by-modified", "by-created", "unarchived", "archived", "tag", "query"])
         for name in names {
             XCTAssertEqual((RawFiles.lstat(fixture.mounted(name))?.st_mode ?? 0) & S_IFMT, S_IFDIR, "\(name) is a folder")
         }

@@ -31,6 +31,8 @@ public struct ViewDefinition: Equatable, Sendable {
 
     /// The folder that holds one view per tag.
     public static let tagFolder = "tag"
+    /// The folder of ad-hoc query views in a mount: `query/<query>/`.
+    public static let queryFolder = "query"
 
     /// `tag/<folder>/`: items carrying a tag that sanitizes to `folder`, newest first.
     public static func tag(folder: String) -> ViewDefinition {

@@ -191,7 +191,9 @@ enum FuseOperations {
             info!.pointee.fh = DirectoryHandles.store(.view(ViewDirectoryHandle(id: id, listing: listing)))
             // The kernel may keep the listing in its page cache across opens:
             // the watcher invalidates the folder's inode whenever it changes.
-            qfs_file_info_set(info, 0, 1, 1)
+            // Not query/: it grows on lookups, from handlers, which must not notify.
+            let cached: Int32 = id == NodeID.queryRoot ? 0 : 1
+            qfs_file_info_set(info, 0, cached, cached)
             fuse_reply_open(request, info)
         }
         ops.readdir = { request, id, size, offset, info in FuseOperations.readdir(request, id, size, offset, info, plus: false) }

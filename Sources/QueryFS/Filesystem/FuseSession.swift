@@ -18,6 +18,8 @@ public struct FuseSession {
         public var lockTimeout = 5.0
         /// Whether writes through bundles/ take the items' locks.
         public var coordinatesWrites = true
+        /// Payload key paths to keep for `query/` folders that filter or sort on them.
+        public var payloadKeys: [String] = []
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -48,7 +50,9 @@ public struct FuseSession {
         let catalog: LiveCatalog
         let filesystem: QueryFilesystem
         do {
-            catalog = try LiveCatalog(backingPath: backing, log: log)
+            var sources = FieldSources()
+            sources.extraKeyPaths = Set(options.payloadKeys)
+            catalog = try LiveCatalog(backingPath: backing, sources: sources, log: log)
             filesystem = try QueryFilesystem(
                 catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites)

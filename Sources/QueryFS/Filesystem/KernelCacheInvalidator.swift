@@ -79,7 +79,8 @@ struct KernelCacheInvalidator {
             if stale.count > wholeFolderThreshold { break }
         }
         if stale.count > wholeFolderThreshold {
-            let parent = folder.path.count == 2 ? NodeID.tagRoot : NodeID.root
+            let parent = folder.path.count == 1 ? NodeID.root
+                : folder.path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot : NodeID.tagRoot
             invalidateEntry(parent: parent, name: Array(folder.path.last!.utf8))
             return
         }

@@ -5,6 +5,7 @@
 ///     1                       the mount root
 ///     2                       bundles/ (the backing directory)
 ///     3                       tag/
+///     4                       query/
 ///     1<<61 | folder<<32 | item   a view entry (folder and item serial numbers)
 ///     1<<60 | folder              a view folder
 ///     1<<62 | backing st_ino      anything under bundles/
@@ -12,6 +13,7 @@ enum NodeID {
     static let root: UInt64 = 1
     static let bundles: UInt64 = 2
     static let tagRoot: UInt64 = 3
+    static let queryRoot: UInt64 = 4
 
     private static let folderTag: UInt64 = 1 << 60
     private static let entryTag: UInt64 = 1 << 61
@@ -22,7 +24,7 @@ enum NodeID {
     static func passthrough(backingInode: UInt64) -> UInt64 { passthroughTag | (backingInode & (passthroughTag - 1)) }
 
     enum Kind: Equatable {
-        case root, bundles, tagRoot
+        case root, bundles, tagRoot, queryRoot
         case folder(UInt32)
         case entry(folder: UInt32, item: UInt32)
         case passthrough
@@ -34,6 +36,7 @@ enum NodeID {
         case root: return .root
         case bundles: return .bundles
         case tagRoot: return .tagRoot
+        case queryRoot: return .queryRoot
         case _ where id & passthroughTag != 0: return .passthrough
         case _ where id & entryTag != 0: return .entry(folder: UInt32(truncatingIfNeeded: (id >> 32) & 0x0FFF_FFFF), item: UInt32(truncatingIfNeeded: id))
         case _ where id & folderTag != 0: return .folder(UInt32(truncatingIfNeeded: id))

@@ -85,6 +85,7 @@ final class ViewFolderTable: @unchecked Sendable {
     private var folders: [ViewFolder] = []            // by serial
     private var folderByPath: [[String]: ViewFolder] = [:]
     private var tagFolderNames: [String] = []         // present tag folders, sorted bytewise
+    private var queryFolderNames: [String] = []       // query folders made so far, in order of making
     private var itemNames: [ItemName] = []            // by serial
     private var itemSerials: [ItemName: UInt32] = [:]
     /// The latest record of each item (for entries that left their view but
@@ -110,6 +111,7 @@ final class ViewFolderTable: @unchecked Sendable {
                 tagFolderNames.append(path[1])
                 tagFolderNames.sort { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
             }
+            if path.count == 2, path[0] == ViewDefinition.queryFolder { queryFolderNames.append(path[1]) }
             return (folder, true)
         }
     }
@@ -124,6 +126,7 @@ final class ViewFolderTable: @unchecked Sendable {
     }
 
     var tagFolders: [String] { lock.withLock { tagFolderNames } }
+    var queryFolders: [String] { lock.withLock { queryFolderNames } }
 
     func serial(of name: ItemName) -> UInt32 {
         lock.withLock {

@@ -23,6 +23,10 @@ extension QueryFilesystem {
                 var entry = entryParameters(id: NodeID.tagRoot, attributes: directoryAttributes(id: NodeID.tagRoot, changed: mountTime),
                                             timeout: policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
+            } else if text == ViewDefinition.queryFolder {
+                var entry = entryParameters(id: NodeID.queryRoot, attributes: directoryAttributes(id: NodeID.queryRoot, changed: mountTime),
+                                            timeout: policy.viewTimeout)
+                fuse_reply_entry(request, &entry)
             } else if let folder = folders.folder(path: [text]) {
                 replyFolderEntry(request, folder)
             } else {
@@ -34,6 +38,8 @@ extension QueryFilesystem {
             } else {
                 fuse_reply_err(request, ENOENT)
             }
+        case .queryRoot:
+            queryFolderLookup(request, name: String(decoding: nameBytes, as: UTF8.self))
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return fail(request, ENOENT) }
             let listing = folder.listing
@@ -48,6 +54,21 @@ extension QueryFilesystem {
         }
     }
 
+    /// `query/<query>`: any name that parses is a live view of that query,
+    /// made on first lookup; one that does not is ENOENT, logged with why.
+    private func queryFolderLookup(_ request: fuse_req_t?, name: String) {
+        let path = [ViewDefinition.queryFolder, name]
+        if let folder = folders.folder(path: path) { return replyFolderEntry(request, folder) }
+        do {
+            try catalog.queryView(name) { records in _ = installListing(of: path, records: records, at: Timestamp.now) }
+        } catch {
+            catalog.logMessage("query/\(name): \(error)")
+            return fail(request, ENOENT)
+        }
+        guard let folder = folders.folder(path: path) else { return fail(request, ENOENT) }
+        replyFolderEntry(request, folder)
+    }
+
     private func replyFolderEntry(_ request: fuse_req_t?, _ folder: ViewFolder) {
         var entry = entryParameters(id: folder.id, attributes: directoryAttributes(id: folder.id, changed: folder.changed),
                                     timeout: policy.viewTimeout)
@@ -57,7 +78,7 @@ extension QueryFilesystem {
     /// Attributes of a view-side node, or nil if there is no such node.
     func viewAttributes(of id: UInt64) -> stat? {
         switch NodeID.kind(of: id) {
-        case .root, .tagRoot: return directoryAttributes(id: id, changed: mountTime)
+        case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: mountTime)
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
             return directoryAttributes(id: id, changed: folder.changed)
@@ -102,6 +123,16 @@ extension QueryFilesystem {
             }
             children.append(.init(name: Array(ViewDefinition.tagFolder.utf8),
                                   attributes: directoryAttributes(id: NodeID.tagRoot, changed: mountTime), id: NodeID.tagRoot))
+            children.append(.init(name: Array(ViewDefinition.queryFolder.utf8),
+                                  attributes: directoryAttributes(id: NodeID.queryRoot, changed: mountTime), id: NodeID.queryRoot))
+            return DirectoryListing(count: children.count) { children[$0] }
+        case .queryRoot:
+            var children = dots
+            for name in folders.queryFolders {
+                guard let folder = folders.folder(path: [ViewDefinition.queryFolder, name]) else { continue }
+                children.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: folder.id, changed: folder.changed),
+                                      id: folder.id))
+            }
             return DirectoryListing(count: children.count) { children[$0] }
         case .tagRoot:
             var children = dots

@@ -138,6 +138,38 @@ public final class LiveCatalog: @unchecked Sendable {
     }
 
     /// Runs `body` with the index, safe from any thread.
+    /// Writes one line to the mount's log.
+    public func logMessage(_ message: String) { log(message) }
+
+    /// Why an ad-hoc query cannot become a view.
+    public enum QueryViewFailure: Error, CustomStringConvertible {
+        case unparsable(QueryError)
+        case payloadKeysNotExtracted(Set<String>)
+
+        public var description: String {
+            switch self {
+            case .unparsable(let error): "\(error)"
+            case .payloadKeysNotExtracted(let paths):
+                "payload keys the scan does not keep: \(paths.sorted().joined(separator: ", ")) (mount with --payload-key)"
+            }
+        }
+    }
+
+    /// The view of query `text` (made and kept current from now on if new);
+    /// `install` receives its records under the index lock, so a listing
+    /// installed from here is never newer than the next change's.
+    public func queryView(_ text: String, install: (RecordList) -> Void) throws(QueryViewFailure) {
+        let query: Query
+        do {
+            query = try Query(parsing: text, now: .now)
+        } catch {
+            throw .unparsable(error)
+        }
+        let missing = query.payloadKeyPaths.subtracting(scanner.sources.extraKeyPaths)
+        guard missing.isEmpty else { throw .payloadKeysNotExtracted(missing) }
+        indexLock.withLock { install(index.queryView(text, query).records) }
+    }
+
     public func withIndex<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {
         try indexLock.withLock { try body(index) }
     }

@@ -9,6 +9,8 @@ public final class LiveIndex {
     public private(set) var records: [ItemName: ItemRecord] = [:]
     private var fixedViews: [SortedView]
     private var tagViews: [String: SortedView] = [:]
+    /// Ad-hoc query views (`query/<query>/` of a mount), made on first use, by query text.
+    private var queryViews: [String: SortedView] = [:]
 
     public init(items: [Item], viewSet: ViewSet = ViewSet()) {
         self.viewSet = viewSet
@@ -43,10 +45,23 @@ public final class LiveIndex {
 
     public func view(at path: [String]) -> SortedView? {
         if path.count == 2, path[0] == ViewDefinition.tagFolder { return tagViews[path[1]] }
+        if path.count == 2, path[0] == ViewDefinition.queryFolder { return queryViews[path[1]] }
         return fixedViews.first { $0.definition.path == path }
     }
 
     public var items: [Item] { records.values.map(\.item) }
+
+    /// The view of an ad-hoc query, made (and kept current from now on) if new.
+    public func queryView(_ text: String, _ query: Query) -> SortedView {
+        if let existing = queryViews[text] { return existing }
+        let definition = query.view(at: [ViewDefinition.queryFolder, text])
+        var members = records.values.filter { definition.filter.matches($0.item) }
+        let compare = definition.order.comparator()
+        members.sort { compare($0.item, $1.item) < 0 }
+        let view = SortedView(definition: definition, records: members)
+        queryViews[text] = view
+        return view
+    }
 
     /// Applies the new state of each named item (nil: it is gone) and returns
     /// what changed in each view, in view order. Items whose state is equal
@@ -67,6 +82,9 @@ public final class LiveIndex {
         var result: [ViewChange] = []
         for view in fixedViews {
             if let change = update(view, with: changed, kind: .changed) { result.append(change) }
+        }
+        for text in queryViews.keys.sorted() {
+            if let change = update(queryViews[text]!, with: changed, kind: .changed) { result.append(change) }
         }
         for folder in affectedTagFolders(changed) {
             let existing = tagViews[folder]

@@ -24,13 +24,15 @@ struct WatchCommand: ParsableCommand {
             var viewSet = ViewSet()
             var sources = FieldSources()
             if !isTagPath && !isBuiltIn {
+                // MOUNTPOINT/query/<query> names its query after the folder.
+                let text = components.count == 2 && components[0] == ViewDefinition.queryFolder ? components[1] : viewPath
                 let query: Query
                 do {
-                    query = try Query(parsing: viewPath, now: .now)
+                    query = try Query(parsing: text, now: .now)
                 } catch {
                     throw Failure("no view '\(viewPath)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
                 }
-                components = ["query", viewPath]
+                components = [ViewDefinition.queryFolder, text]
                 viewSet.fixed.append(query.view(at: components))
                 sources.extraKeyPaths = query.payloadKeyPaths
             }

@@ -13,7 +13,8 @@ enum ViewComparison {
 
     /// `queryfs ls BACKING VIEW` (names in order).
     static func expected(backing: String, view: String) -> [String] {
-        QueryfsBinary.run(["ls", backing, view]).stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+        // `--`: a query may start with `-`.
+        QueryfsBinary.run(["ls", backing, "--", view]).stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
             .map(String.init).filter { !$0.isEmpty }
     }
 
@@ -24,8 +25,14 @@ enum ViewComparison {
     }
 
     /// The differences between every view of the mount and a fresh computation; empty when equal.
-    static func differences(backing: String, mountPoint: String) -> [String] {
+    /// `queries` are also compared: `query/<query>` of the mount against `queryfs ls BACKING <query>`.
+    static func differences(backing: String, mountPoint: String, queries: [String] = []) -> [String] {
         var problems: [String] = []
+        for query in queries {
+            let mine = mounted(mountPoint: mountPoint, view: "query/" + query)
+            let fresh = expected(backing: backing, view: query)
+            if mine != fresh { problems.append("query/\(query): mount \(mine.prefix(5))… (\(mine.count)) expected \(fresh.prefix(5))… (\(fresh.count))") }
+        }
         let paths = viewPaths(backing: backing)
         let expectedTags = Set(paths.filter { $0.hasPrefix("tag/") }.map { String($0.dropFirst(4)) })
         let mountedTags = Set((RawFiles.list(mountPoint + "/tag") ?? []).map { String(decoding: $0, as: UTF8.self) })
@@ -41,12 +48,12 @@ enum ViewComparison {
     }
 
     /// Waits until the mount equals a fresh computation; returns the last differences.
-    static func settle(backing: String, mountPoint: String, timeout: Double) -> [String] {
+    static func settle(backing: String, mountPoint: String, timeout: Double, queries: [String] = []) -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
-        var last = differences(backing: backing, mountPoint: mountPoint)
+        var last = differences(backing: backing, mountPoint: mountPoint, queries: queries)
         while !last.isEmpty && Date() < deadline {
             usleep(50_000)
-            last = differences(backing: backing, mountPoint: mountPoint)
+            last = differences(backing: backing, mountPoint: mountPoint, queries: queries)
         }
         return last
     }

@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `MOUNTPOINT/query/<query>/`: any query that parses is a live view of it
+/// (issue 6), equal to `queryfs ls BACKING <query>` as BACKING changes.
+final class QueryMountTests: XCTestCase {
+    private var fixture: MountedFixture!
+
+    override func tearDown() {
+        fixture?.unmount()
+        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
+        fixture = nil
+    }
+
+    /// No relative ages here: `queryfs ls` would count them from another now.
+    private let queries = [
+        "tag:three -archived",
+        "archived",
+        "title~Item?1*",
+        "tag:new | tag:three sort:title",
+        "size>100 sort:-size,name",
+        "not tag:three and title:item",
+        "modified>1970-01-01T00:20:00Z sort:modified",
+        "-(archived or tag:three)",
+    ]
+
+    func testQueryFoldersFollowRandomChanges() throws {
+        fixture = MountedFixture { corpus in
+            for number in 0..<120 {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 4 == 0,
+                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number * 7)
+            }
+        }
+        try fixture.mount()
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
+        XCTAssertEqual(Set(RawFiles.list(fixture.mounted("query"))!.map { String(decoding: $0, as: UTF8.self) }), Set(queries))
+
+        var random = SystemRandomNumberGenerator()
+        let corpus = Corpus(path: fixture.backing)
+        for step in 0..<150 {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: fixture.backing))?.filter { !$0.hasPrefix(".") } ?? []
+            guard let victim = names.randomElement(using: &random) else { continue }
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0:
+                corpus.bundle("n\(step).hpwebsite", title: "New item \(step)", tags: Bool.random() ? ["new"] : ["new", "three"],
+                              mtime: 3_000 + step)
+            case 1:
+                try? FileManager.default.removeItem(atPath: fixture.backed(victim))
+            case 2:
+                rename(fixture.backed(victim), fixture.backed("r\(step)-" + victim))
+            default:
+                corpus.write(fixture.backed(victim) + "/payload.plist", Array(Corpus.plist(
+                    title: "Rewritten \(step)", archived: Bool.random(), tags: Bool.random() ? ["three"] : []).utf8))
+            }
+            if step % 25 == 0 { usleep(20_000) }
+        }
+        let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 1, queries: queries)
+        XCTAssertEqual(differences, [], "query folders differ 1 s after the last change")
+    }
+
+    func testANameThatDoesNotParseIsNotThere() throws {
+        fixture = MountedFixture()
+        try fixture.mount()
+        XCTAssertNil(RawFiles.lstat(fixture.mounted("query/colour=red")))
+        XCTAssertEqual(errno, ENOENT)
+        XCTAssertNil(RawFiles.lstat(fixture.mounted("query/(tag:a")))
+        XCTAssertNotNil(RawFiles.lstat(fixture.mounted("query/tag:a")))
+        XCTAssertEqual(RawFiles.list(fixture.mounted("query"))?.map { String(decoding: $0, as: UTF8.self) }, ["tag:a"])
+        // Entries link two levels up.
+        let unarchived = ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "query/-archived")
+        XCTAssertFalse(unarchived.isEmpty)
+        let target = RawFiles.readlink(Array(fixture.mounted("query/-archived/" + unarchived[0]).utf8)).map { String(decoding: $0, as: UTF8.self) }
+        XCTAssertEqual(target?.hasPrefix("../../bundles/"), true)
+        XCTAssertNotNil(RawFiles.stat(Array(fixture.mounted("query/-archived/" + unarchived[0]).utf8)))
+    }
+}
