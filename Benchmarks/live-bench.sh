@@ -24,6 +24,9 @@ items=$(find "$source_backing" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
 latency_at() {  # count
     local backing=$work/latency-$1
     if [ "$1" -eq "$items" ]; then cp -a "$source_backing" "$backing"; else "$bin_dir/queryfs-sample" --count "$1" --seed 3 "$backing"; fi
+    # The copy's write-back (hundreds of MB at 100,000 items) would otherwise
+    # run under the first samples and measure the disk, not queryfs.
+    sync
     "$queryfs" mount "$backing" "$mnt"
     "$bench" latency "$mnt" "$backing" --samples "${SAMPLES:-200}"
     "$queryfs" unmount "$mnt"
@@ -39,6 +42,7 @@ burst=$(( items < 10000 ? items : 10000 ))
 echo "== burst: $burst payload rewrites at $items items"
 backing=$work/burst
 cp -a "$source_backing" "$backing"
+sync
 "$queryfs" mount "$backing" "$mnt"
 start=$(date +%s%N)
 n=0
