@@ -81,6 +81,11 @@ struct KernelCacheInvalidator {
         if stale.count > wholeFolderThreshold {
             let parent = folder.path.count == 1 ? NodeID.root
                 : folder.path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot : NodeID.tagRoot
+            // The names of the entries that changed first: a child dentry in
+            // use while its folder's dentry is dropped can come back with the
+            // folder's inode (d_splice_alias reuses the old alias), and the
+            // entry of the item that changed is the one a watcher polls.
+            for name in change.oldNames.values { invalidateEntry(parent: folder.id, name: name) }
             invalidateEntry(parent: parent, name: Array(folder.path.last!.utf8))
             return
         }

@@ -42,13 +42,18 @@ extension QueryFilesystem {
             queryFolderLookup(request, name: String(decoding: nameBytes, as: UTF8.self))
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return fail(request, ENOENT) }
-            let listing = folder.listing
-            guard let index = listing.index(ofEntryNamed: nameBytes) else { return fail(request, ENOENT) }
-            let record = listing.records[index]
-            let id = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
-            var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
-                                        timeout: policy.viewTimeout)
-            fuse_reply_entry(request, &entry)
+            // As readdir: a reply made from the old listing reaches the kernel
+            // before the watcher's invalidation of its name (which waits for
+            // lookups in the folder to finish), never after it.
+            folder.replyLock.withLock {
+                let listing = folder.listing
+                guard let index = listing.index(ofEntryNamed: nameBytes) else { return fail(request, ENOENT) }
+                let record = listing.records[index]
+                let id = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
+                var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
+                                            timeout: policy.viewTimeout)
+                fuse_reply_entry(request, &entry)
+            }
         default:
             fuse_reply_err(request, ENOENT)
         }
