@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Many views at once (issue 6): QUERIES ad-hoc query folders over BACKING's
+# items, each made by one lookup of MOUNT/query/<query>; then the change
+# latency of the live issue with every one of them kept current.
+# Usage: bash Benchmarks/query-bench.sh BACKING [QUERIES]   (BACKING is copied, never changed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source_backing=$1
+queries=${2:-1000}
+bin_dir=$(dirname "${QUERYFS_BIN:-$PWD/.build/release/queryfs}")
+queryfs=$bin_dir/queryfs
+work=$(mktemp -d "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}/query.XXXXXX")
+mnt=$work/mnt
+backing=$work/backing
+mkdir -p "$mnt"
+cleanup() {
+    if grep -q " $mnt " /proc/mounts; then "$queryfs" unmount "$mnt" || fusermount3 -u -z "$mnt" || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+cp -a "$source_backing" "$backing"
+sync
+items=$(find "$backing" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
+
+"$queryfs" mount "$backing" "$mnt"
+tags=("swift" "linux" "kernel" "work" "recipes" "photography" "reference" "unicode" "to read" "long read")
+start=$(date +%s%N)
+for i in $(seq 1 "$queries"); do
+    tag=${tags[$((i % ${#tags[@]}))]}
+    case $((i % 4)) in
+        0) query="tag:\"$tag\" size>$((i * 3))" ;;
+        1) query="-archived title~*$((i % 97))* sort:title" ;;
+        2) query="tag:\"$tag\" | size<$((i * 5)) sort:-size,title" ;;
+        *) query="archived or (tag:\"$tag\" and modified>2025-0$((i % 9 + 1))-01) sort:modified" ;;
+    esac
+    stat "$mnt/query/$query" >/dev/null
+done
+made=$(date +%s%N)
+printf '== %d query folders over %d items: made in %d ms (%.1f ms each)\n' "$queries" "$items" \
+    $(( (made - start) / 1000000 )) "$(awk -v t=$(( made - start )) -v n="$queries" 'BEGIN { print t / n / 1e6 }')"
+echo "== change latency with them all kept current (bar: p99 <= 100 ms, as without them)"
+"$bin_dir/queryfs-bench" latency "$mnt" "$backing" --samples "${SAMPLES:-100}"
