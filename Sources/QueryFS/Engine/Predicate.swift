@@ -33,6 +33,9 @@ public indirect enum Predicate: Equatable, Sendable {
             return any.contains { $0.matches(item) }
         case let .compare(field, op, value):
             return op.holds(FieldValue.compare(item.value(of: field), value))
+        case .contains(.tags, .text(let tag)):
+            // The common case, without building a list of values per test.
+            return item.tags.contains(tag)
         case let .contains(field, value):
             switch item.value(of: field) {
             case .list(let elements): return elements.contains(value)
@@ -41,6 +44,8 @@ public indirect enum Predicate: Equatable, Sendable {
                 return text.lowercased().contains(needle.lowercased())
             default: return false
             }
+        case .glob(.tags, let pattern):
+            return item.tags.contains { fnmatch(pattern, $0, 0) == 0 }
         case let .glob(field, pattern):
             switch item.value(of: field) {
             case .text(let text): return fnmatch(pattern, text, 0) == 0

@@ -69,7 +69,10 @@ struct KernelCacheInvalidator {
         // Past the shifted range nothing changed when the count did not:
         // stop there, or one change would cost a walk of the whole view.
         let end = change.oldCount != change.newCount ? old.count : min(old.count, max(start, range.upperBound))
-        for index in start..<end {
+        // Every entry in the shifted range changes rank, so name: past the
+        // threshold there is no need to build the names to know it.
+        let shiftsTooMany = end - start > wholeFolderThreshold && change.diff.updates.isEmpty
+        for index in start..<(shiftsTooMany ? start : end) {
             let name = old.name(at: index)
             // Same name for another item (a bundle renamed in BACKING keeps
             // its title, so its entry name, but gets a new node id) is stale too.
@@ -78,7 +81,7 @@ struct KernelCacheInvalidator {
             }
             if stale.count > wholeFolderThreshold { break }
         }
-        if stale.count > wholeFolderThreshold {
+        if shiftsTooMany || stale.count > wholeFolderThreshold {
             let parent = folder.path.count == 1 ? NodeID.root
                 : folder.path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot : NodeID.tagRoot
             // The names of the entries that changed first: a child dentry in

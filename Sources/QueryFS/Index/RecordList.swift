@@ -6,9 +6,10 @@
 /// 100,000 items that is 100,000 retains and, when the old snapshot goes,
 /// as many releases — tens of milliseconds per change. Here a snapshot
 /// shares the chunks; a change copies the chunk table and the one chunk it
-/// touches (at most `chunkCapacity` records).
+/// touches (at most `chunkCapacity` records). A change costs about the chunk
+/// size plus the number of chunks: 512 keeps both small up to ~250,000 records.
 public struct RecordList: RandomAccessCollection, Sendable, ExpressibleByArrayLiteral {
-    static let chunkCapacity = 1024
+    static let chunkCapacity = 512
 
     private final class Chunk: @unchecked Sendable {
         var records: [ItemRecord]
