@@ -31,6 +31,8 @@ show ls "$mnt/tag"
 first=$(ls "$mnt/by-modified" | sed -n 1p)
 show readlink "$mnt/by-modified/$first"
 show cat "$mnt/by-modified/$first/payload.plist"
+show ls "$mnt/query/tag:swift -archived sort:title"
+show $bin/queryfs ls "$backing" 'tag:linux or size>2KB sort:-size'
 show $bin/queryfs views "$backing"
 show $bin/queryfs status "$backing"
 if $keep; then
