@@ -35,6 +35,8 @@ public final class WriteCoordinator: @unchecked Sendable {
     /// (nil entries, such as an item being created, need none). Returns the
     /// operation's errno, or EBUSY when a lock could not be had in time.
     public func withExclusiveLocks(_ items: [ItemName?], _ operation: () -> Int32) -> Int32 {
+        noteWriting(items)
+        defer { noteWriting(items) }
         guard enabled else { return operation() }
         // Sorted, so two operations over the same pair never wait on each other.
         let names = Set(items.compactMap { $0 }).sorted()
@@ -107,6 +109,24 @@ public final class WriteCoordinator: @unchecked Sendable {
                 holds[name] = nil
             }
         }
+    }
+
+    /// When the mount last wrote each item (with or without coordination):
+    /// the live index leaves an item alone while the mount is filling it.
+    private var lastWrites: [ItemName: Double] = [:]
+
+    private func noteWriting(_ items: [ItemName?]) {
+        let now = monotonicSeconds()
+        lock.withLock {
+            for case let item? in items { lastWrites[item] = now }
+            if lastWrites.count > 4096 { lastWrites = lastWrites.filter { now - $0.value < 1 } }
+        }
+    }
+
+    /// Whether the mount wrote `item` within the last `seconds` (or is writing it now).
+    public func isWriting(_ item: ItemName, within seconds: Double) -> Bool {
+        let now = monotonicSeconds()
+        return lock.withLock { holds[item] != nil || (lastWrites[item].map { now - $0 < seconds } ?? false) }
     }
 
     private func isHeldByClient(_ item: ItemName) -> Bool {

@@ -32,7 +32,10 @@ public final class QueryFilesystem: @unchecked Sendable {
     {
         self.catalog = catalog
         self.linkStyle = linkStyle
-        writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
+        let writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
+        self.writes = writes
+        // The index reads an item the mount is filling once the writes pause.
+        catalog.isBeingWritten = { item, seconds in writes.isWriting(item, within: seconds) }
         passthrough = try PassthroughTable(backing: catalog.backing)
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

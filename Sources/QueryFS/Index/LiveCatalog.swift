@@ -13,6 +13,12 @@ public final class LiveCatalog: @unchecked Sendable {
         public var quietMilliseconds: Int32 = 5
         /// …or once this long has passed since its first event.
         public var maximumDelayMilliseconds: Double = 40
+        /// An item the mount is writing is read once it has been left alone
+        /// this long (so the index does not read it between every two writes,
+        /// nor hold its lock while the writer waits)…
+        public var writerQuietSeconds: Double = 0.005
+        /// …or once it has waited this long.
+        public var writerMaximumDelaySeconds: Double = 0.1
         /// How often bundles that could not be watched are rescanned.
         public var unwatchedRescanMilliseconds: Int32 = 2000
         public init() {}
@@ -170,6 +176,9 @@ public final class LiveCatalog: @unchecked Sendable {
         indexLock.withLock { install(index.queryView(text, query).records) }
     }
 
+    /// Tells whether the mount is writing an item right now (set before `start`).
+    public var isBeingWritten: (@Sendable (ItemName, Double) -> Bool)?
+
     public func withIndex<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {
         try indexLock.withLock { try body(index) }
     }
@@ -206,6 +215,7 @@ public final class LiveCatalog: @unchecked Sendable {
     private func run(onChange: (Update) -> Void) {
         var pending = BackingWatcher.Observation()
         var burstStart: Double?
+        var deferredSince: [ItemName: Double] = [:]
         var lastUnwatchedRescan = monotonicSeconds()
         while !stopping.load(ordering: .relaxed) {
             var timeout: Int32 = -1
@@ -234,6 +244,27 @@ public final class LiveCatalog: @unchecked Sendable {
                 lastUnwatchedRescan = monotonicSeconds()
             }
             burstStart = nil
+            guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
+            // Items the mount is writing wait until it pauses (at most writerMaximumDelaySeconds).
+            var deferred = Set<ItemName>()
+            if let isBeingWritten, !pending.needsFullRescan {
+                let now = monotonicSeconds()
+                for name in pending.dirtyItems where isBeingWritten(name, timing.writerQuietSeconds) {
+                    let since = deferredSince[name] ?? now
+                    if now - since < timing.writerMaximumDelaySeconds {
+                        deferredSince[name] = since
+                        deferred.insert(name)
+                    }
+                }
+                pending.dirtyItems.subtract(deferred)
+                for name in pending.dirtyItems { deferredSince[name] = nil }
+            }
+            defer {
+                if !deferred.isEmpty {
+                    pending.dirtyItems.formUnion(deferred)
+                    burstStart = burstStart ?? monotonicSeconds()
+                }
+            }
             guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
             let observation = pending
             pending = BackingWatcher.Observation(backingGone: pending.backingGone)
