@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `BACKING/.queryfs.toml`: views defined by the user (path → query), field
+/// aliases (which payload keys feed `title`, `archived`, `tags`, `url`) and
+/// ignore patterns (item names that are not items). Every error names the
+/// file, line and column.
+///
+///     ignore = ["*.tmp", "Drafts*"]
+///
+///     [fields]
+///     title = ["title", "webTitle"]
+///     tags = ["tags", "keywords"]
+///
+///     [views]
+///     "reading/today" = "tag:today -archived"
+///     swift = "tag:swift sort:title"
+public struct Configuration: Equatable, Sendable {
+    public static let fileName = ".queryfs.toml"
+
+    public struct View: Equatable, Sendable {
+        public let path: [String]
+        public let query: Query
+    }
+
+    public var views: [View] = []
+    public var sources = FieldSources()
+    public var ignore: [String] = []
+
+    public init() {}
+
+    /// Folder names a configured view may not take: the mount's own.
+    public static let reservedNames: Set<String> = Set(ViewDefinition.builtIn.map { $0.path[0] })
+        .union(["bundles", ViewDefinition.tagFolder, ViewDefinition.queryFolder])
+
+    public init(parsing text: String, file: String, now: Timestamp) throws(ConfigurationError) {
+        let document: TOMLDocument
+        do {
+            document = try TOMLDocument(parsing: text)
+        } catch {
+            throw ConfigurationError(file: file, line: error.line, column: error.column, message: error.message)
+        }
+        func fail(_ message: String, _ line: Int, _ column: Int) -> ConfigurationError {
+            ConfigurationError(file: file, line: line, column: column, message: message)
+        }
+        for (table, line) in document.tableLines where !["views", "fields"].contains(table) {
+            throw fail("unknown table [\(table)] (tables: [views], [fields])", line, 1)
+        }
+        for (key, entry) in document.tables[""] ?? [:] {
+            guard key == "ignore" else { throw fail("unknown setting '\(key)' (settings: ignore, [views], [fields])", entry.line, 1) }
+            ignore = try Self.strings(entry, named: key, fail)
+        }
+        for (key, entry) in (document.tables["fields"] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
+            let keys = try Self.strings(entry, named: key, fail)
+            switch key {
+            case "title": sources.title = keys
+            case "archived": sources.archived = keys
+            case "tags": sources.tags = keys
+            case "url": sources.url = keys
+            default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url)", entry.line, 1)
+            }
+        }
+        for (key, entry) in (document.tables["views"] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
+            let path = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            if let bad = path.first(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.utf8.count > 255 }) {
+                throw fail("'\(key)' is not a view path ('\(bad)' cannot be a folder name)", entry.line, 1)
+            }
+            if Self.reservedNames.contains(path[0]) {
+                throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", entry.line, 1)
+            }
+            guard case .string(let text) = entry.value else { throw fail("a view is a query in quotes", entry.line, entry.column) }
+            do {
+                views.append(View(path: path, query: try Query(parsing: text, now: now)))
+            } catch {
+                // The query's column inside the quotes (exact unless it uses escapes).
+                throw fail("view '\(key)': \(error.message)", entry.line, entry.column + 1 + error.position)
+            }
+        }
+        // A folder is either a view or holds views, not both.
+        for view in views {
+            for other in views where other.path.count > view.path.count && Array(other.path.prefix(view.path.count)) == view.path {
+                let line = document.tables["views"]?[view.path.joined(separator: "/")]?.line ?? 1
+                throw fail("'\(view.path.joined(separator: "/"))' is a view and also holds '\(other.path.joined(separator: "/"))'", line, 1)
+            }
+        }
+    }
+
+    private static func strings(_ entry: TOMLEntry, named key: String,
+                                _ fail: (String, Int, Int) -> ConfigurationError) throws(ConfigurationError) -> [String] {
+        switch entry.value {
+        case .string(let text): return [text]
+        case .array(let elements):
+            var result: [String] = []
+            for element in elements {
+                guard case .string(let text) = element else { throw fail("'\(key)' takes strings", entry.line, entry.column) }
+                result.append(text)
+            }
+            return result
+        default:
+            throw fail("'\(key)' takes a string or a list of strings", entry.line, entry.column)
+        }
+    }
+
+    /// Whether an item name matches an ignore pattern (shell globs, as fnmatch(3)).
+    public func ignores(_ name: String) -> Bool {
+        ignore.contains { fnmatch($0, name, 0) == 0 }
+    }
+
+    /// The views as definitions, for a `ViewSet`.
+    public var viewDefinitions: [ViewDefinition] { views.map { $0.query.view(at: $0.path) } }
+}
+
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let column: Int
+    public let message: String
+    public var description: String { "\(file):\(line):\(column): \(message)" }
+}

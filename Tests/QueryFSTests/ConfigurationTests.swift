@@ -1,0 +1,98 @@
+import XCTest
+@testable import QueryFS
+
+/// `.queryfs.toml`: the TOML subset it is read with, and the configuration
+/// it holds, with every error at its file, line and column.
+final class ConfigurationTests: XCTestCase {
+    private let now = Timestamp(seconds: 1_700_000_000)
+
+    private func configuration(_ text: String) throws -> Configuration {
+        try Configuration(parsing: text, file: ".queryfs.toml", now: now)
+    }
+
+    private func failure(_ text: String) -> ConfigurationError? {
+        do {
+            _ = try configuration(text)
+            return nil
+        } catch let error as ConfigurationError {
+            return error
+        } catch {
+            return nil
+        }
+    }
+
+    func testTheSubsetOfTOML() throws {
+        let document = try TOMLDocument(parsing: """
+            # a comment
+            top = "value"   # trailing comment
+            flag = true
+            count = 1_000
+            list = [
+              "a", 'b\\c',   # literal strings keep backslashes
+              "tab\\tquote\\"",
+            ]
+            [views]
+            "reading/today" = "tag:today"
+            bare-key_2 = 'x'
+            """)
+        XCTAssertEqual(document.tables[""]?["top"]?.value, .string("value"))
+        XCTAssertEqual(document.tables[""]?["flag"]?.value, .bool(true))
+        XCTAssertEqual(document.tables[""]?["count"]?.value, .integer(1000))
+        XCTAssertEqual(document.tables[""]?["list"]?.value, .array([.string("a"), .string("b\\c"), .string("tab\tquote\"")]))
+        XCTAssertEqual(document.tables["views"]?["reading/today"], TOMLEntry(value: .string("tag:today"), line: 10, column: 19))
+        XCTAssertEqual(document.tables["views"]?["bare-key_2"]?.value, .string("x"))
+    }
+
+    func testTOMLErrorsSayWhere() {
+        func error(_ text: String) -> TOMLError? {
+            do { _ = try TOMLDocument(parsing: text); return nil } catch { return error }
+        }
+        XCTAssertEqual(error("a = \"open")?.line, 1)
+        XCTAssertEqual(error("a = \"open")?.column, 5)
+        XCTAssertEqual(error("a = 1\nb = nope")?.line, 2)
+        XCTAssertEqual(error("a = 1\nb = nope")?.column, 5)
+        XCTAssertEqual(error("a = 1\na = 2")?.message, "key 'a' is defined twice")
+        XCTAssertEqual(error("[x]\n[x]")?.line, 2)
+        XCTAssertEqual(error("a = [1, 2")?.message, "the array is never closed")
+        XCTAssertEqual(error("a = 1 b")?.column, 7)
+        XCTAssertEqual(error("a.b = 1")?.column, 2)
+        XCTAssertEqual(error("a = { b = 1 }")?.column, 5)
+        XCTAssertEqual(error("a = \"\\q\"")?.message, "unknown escape '\\q'")
+    }
+
+    func testViewsFieldsAndIgnore() throws {
+        let config = try configuration("""
+            ignore = ["*.tmp", "Drafts*"]
+            [fields]
+            title = ["headline", "title"]
+            tags = "keywords"
+            [views]
+            "reading/today" = "tag:today -archived"
+            "reading/later" = "tag:later sort:title"
+            swift = "tag:swift"
+            """)
+        XCTAssertEqual(config.views.map(\.path), [["reading", "today"], ["reading", "later"], ["swift"]])
+        XCTAssertEqual(config.views[1].query.order, Ordering([.init(.title, ascending: true)]))
+        XCTAssertEqual(config.sources.title, ["headline", "title"])
+        XCTAssertEqual(config.sources.tags, ["keywords"])
+        XCTAssertEqual(config.sources.url, FieldSources().url)
+        XCTAssertTrue(config.ignores("notes.tmp"))
+        XCTAssertTrue(config.ignores("Drafts 2024"))
+        XCTAssertFalse(config.ignores("A.hpwebsite"))
+        XCTAssertEqual(config.viewDefinitions.map(\.pathString), ["reading/today", "reading/later", "swift"])
+    }
+
+    func testConfigurationErrorsSayFileLineAndColumn() {
+        XCTAssertEqual(failure("[views]\nx = \"tag:a colour=red\"")?.description,
+                       ".queryfs.toml:2:12: view 'x': unknown field 'colour' (fields: name, ext, title, archived, tags, url, modified, created, size, tag, payload.KEY)")
+        XCTAssertEqual(failure("[views]\nby-name = \"tag:a\"")?.line, 2)
+        XCTAssertEqual(failure("[views]\n\"a//b\" = \"tag:a\"")?.message, "'a//b' is not a view path ('' cannot be a folder name)")
+        XCTAssertEqual(failure("[views]\na = \"tag:x\"\n\"a/b\" = \"tag:y\"")?.message, "'a' is a view and also holds 'a/b'")
+        XCTAssertEqual(failure("[views]\na = 3")?.message, "a view is a query in quotes")
+        XCTAssertEqual(failure("[fields]\ncolour = [\"c\"]")?.line, 2)
+        XCTAssertEqual(failure("[other]\n")?.message, "unknown table [other] (tables: [views], [fields])")
+        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: ignore, [views], [fields])")
+        XCTAssertEqual(failure("ignore = [1]")?.message, "'ignore' takes strings")
+        XCTAssertEqual(failure("[views]\nx = \"tag:a\nb")?.description, ".queryfs.toml:2:5: the string is never closed")
+    }
+}
