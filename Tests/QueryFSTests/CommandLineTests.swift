@@ -171,6 +171,37 @@ final class CommandLineTests: FixtureTestCase {
         ])
     }
 
+    /// `.queryfs.toml` beside the bundles: configured views (nested too) in
+    /// `views` and `ls`, field aliases, ignore patterns; `--config` instead;
+    /// a broken file is one line with file:line:column and exit 2.
+    func testTheConfigurationFileAddsViewsAliasesAndIgnores() throws {
+        makeReadingList()
+        _ = writeFile("scratch.tmp", "not an item")
+        bundle("k.hpwebsite", plistBody: "<dict><key>headline</key><string>Keyed</string><key>keywords</key><array><string>work</string></array></dict>")
+        _ = writeFile(".queryfs.toml", """
+            ignore = ["*.tmp"]
+            [fields]
+            title = ["headline", "title", "webTitle"]
+            tags = ["tags", "keywords"]
+            [views]
+            "lower/work" = "tag:work sort:title"
+            metal = "tag:rock/metal"
+            """)
+        let views = try run(["views", backing])
+        XCTAssertEqual(views.status, 0)
+        XCTAssertTrue(views.lines.contains("lower/work\t2"), "\(views.lines)")
+        XCTAssertTrue(views.lines.contains("metal\t1"), "\(views.lines)")  // the tag as written, not its folder name
+        XCTAssertTrue(views.lines.contains("by-name\t6"), "ignored file counted: \(views.lines)")
+        XCTAssertTrue(try run(["ls", backing, "lower/work"]).lines.contains { $0.hasSuffix(" Keyed.hpwebsite") })
+
+        _ = writeFile("other.toml", "[views]\nx = \"tag:a colour=red\"\n")
+        let broken = try run(["ls", backing, "by-name", "--config", path("other.toml")])
+        XCTAssertEqual(broken.status, 2)
+        XCTAssertEqual(broken.errorLines.count, 1)
+        XCTAssertTrue(broken.errorLines.first?.hasPrefix("queryfs: \(path("other.toml")):2:12: view 'x': unknown field 'colour'") == true,
+                      "\(broken.errorLines)")
+    }
+
     func testViewsOfAnEmptyBackingDirectory() throws {
         XCTAssertEqual(try run(["views", backing]).lines,
                        ["by-name\t0", "by-modified\t0", "by-created\t0", "unarchived\t0", "archived\t0"])

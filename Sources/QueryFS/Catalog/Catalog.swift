@@ -19,6 +19,21 @@ public struct Catalog: Sendable {
         return Catalog(items: items, viewSet: viewSet)
     }
 
+    /// Scans `backing` as its configuration says: its views beside the
+    /// built-in ones, its field aliases, its ignore patterns.
+    public static func load(backing path: String, configuration: Configuration, sources extra: FieldSources = FieldSources())
+        throws(SystemError) -> Catalog
+    {
+        var sources = configuration.sources
+        sources.extraKeyPaths.formUnion(extra.extraKeyPaths)
+        let viewSet = ViewSet(fixed: ViewDefinition.builtIn + configuration.viewDefinitions)
+        var catalog = try load(backing: path, viewSet: viewSet, sources: sources)
+        if !configuration.ignore.isEmpty {
+            catalog.items.removeAll { configuration.ignores($0.name.description) }
+        }
+        return catalog
+    }
+
     /// Every view path, fixed views first, then tags.
     public var views: [ViewDefinition] { viewSet.views(over: items) }
 

@@ -102,6 +102,31 @@ public struct Configuration: Equatable, Sendable {
         }
     }
 
+    /// `FILE`, or `BACKING/.queryfs.toml` when there is one (else the defaults).
+    public static func load(backing: String, file: String? = nil, now: Timestamp = .now) throws(ConfigurationError) -> Configuration {
+        let path = file ?? backing + "/" + fileName
+        guard let bytes = try? readWholeFile(path) else {
+            if file == nil { return Configuration() }  // no configuration: the defaults
+            throw ConfigurationError(file: path, line: 0, column: 0, message: "cannot read the configuration file")
+        }
+        return try Configuration(parsing: String(decoding: bytes, as: UTF8.self), file: path, now: now)
+    }
+
+    private static func readWholeFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError.current("open", path: path) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0 { throw SystemError.current("read", path: path) }
+            if count == 0 { return bytes }
+            bytes += buffer[0..<count]
+            if bytes.count > 4 << 20 { throw SystemError(errno: EFBIG, operation: "read", path: path) }
+        }
+    }
+
     /// Whether an item name matches an ignore pattern (shell globs, as fnmatch(3)).
     public func ignores(_ name: String) -> Bool {
         ignore.contains { fnmatch($0, name, 0) == 0 }

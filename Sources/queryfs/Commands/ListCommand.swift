@@ -14,12 +14,14 @@ struct ListCommand: ParsableCommand {
     @Argument(help: "The backing directory.") var backing: String
     @Argument(help: "The view (unarchived, tag/swift) or a query (tag:swift -archived).") var view: String
     @Flag(name: .long, help: "Print each name, a tab and the symlink target.") var long = false
+    @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
+    var configFile: String?
     @Option(name: .customLong("absolute-links"), help: "Show targets as absolute links under this mount point.")
     var absoluteLinksMountPoint: String?
 
     func run() throws {
         try reportingFailures {
-            let (catalog, definition) = try ViewResolver.resolve(view, in: backing)
+            let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile)
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative
             var output = StandardOutput()
             for entry in catalog.entries(of: definition, linkStyle: style) {
@@ -35,11 +37,17 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-/// Loads a catalog, turning system errors into the user's one line.
+/// Loads a catalog as BACKING's configuration says, turning errors into the user's one line.
 enum CatalogLoader {
-    static func load(_ backing: String, sources: FieldSources = FieldSources()) throws -> Catalog {
+    static func load(_ backing: String, configFile: String? = nil, sources: FieldSources = FieldSources()) throws -> Catalog {
+        let configuration: Configuration
         do {
-            return try Catalog.load(backing: backing, sources: sources)
+            configuration = try Configuration.load(backing: backing, file: configFile)
+        } catch {
+            throw Failure("\(error)")
+        }
+        do {
+            return try Catalog.load(backing: backing, configuration: configuration, sources: sources)
         } catch {
             throw Failure("cannot read backing directory \(backing): \(error.message)")
         }
@@ -48,11 +56,11 @@ enum CatalogLoader {
 
 /// A VIEW argument: a view path when it names one, else a query.
 enum ViewResolver {
-    static func resolve(_ text: String, in backing: String) throws -> (Catalog, ViewDefinition) {
+    static func resolve(_ text: String, in backing: String, configFile: String? = nil) throws -> (Catalog, ViewDefinition) {
         let parsed = Result { () throws(QueryError) in try Query(parsing: text, now: .now) }
         var sources = FieldSources()
         if case .success(let query) = parsed { sources.extraKeyPaths = query.payloadKeyPaths }
-        let catalog = try CatalogLoader.load(backing, sources: sources)
+        let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: sources)
         if let definition = catalog.view(at: text) { return (catalog, definition) }
         switch parsed {
         case .success(let query):

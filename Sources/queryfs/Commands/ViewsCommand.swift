@@ -7,10 +7,12 @@ struct ViewsCommand: ParsableCommand {
         commandName: "views", abstract: "List every view path with its number of entries.")
 
     @Argument(help: "The backing directory.") var backing: String
+    @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
+    var configFile: String?
 
     func run() throws {
         try reportingFailures {
-            let catalog = try CatalogLoader.load(backing)
+            let catalog = try CatalogLoader.load(backing, configFile: configFile)
             var output = StandardOutput()
             for view in catalog.views {
                 output.line("\(view.pathString)\t\(view.select(catalog.items).count)")
@@ -26,10 +28,12 @@ struct StatusCommand: ParsableCommand {
         commandName: "status", abstract: "Summarize the items and list payload problems.")
 
     @Argument(help: "The backing directory.") var backing: String
+    @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
+    var configFile: String?
 
     func run() throws {
         try reportingFailures {
-            let catalog = try CatalogLoader.load(backing)
+            let catalog = try CatalogLoader.load(backing, configFile: configFile)
             var output = StandardOutput()
             for line in CatalogSummary(catalog).lines { output.line(line) }
             for (item, problem) in catalog.problems {
