@@ -76,4 +76,47 @@ final class QueryMountTests: XCTestCase {
         XCTAssertEqual(target?.hasPrefix("../../bundles/"), true)
         XCTAssertNotNil(RawFiles.stat(Array(fixture.mounted("query/-archived/" + unarchived[0]).utf8)))
     }
+
+    /// `.queryfs.toml` at mount: configured top-level views as folders of the
+    /// root, field aliases, ignore patterns, all kept live; a broken file
+    /// refuses the mount with its file:line:column.
+    func testTheConfigurationShapesTheMount() throws {
+        fixture = MountedFixture { corpus in
+            for number in 0..<30 {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 5 == 0,
+                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number)
+            }
+            corpus.write(corpus.path + "/junk.tmp", Array("x".utf8))
+            corpus.write(corpus.path + "/.queryfs.toml", Array("""
+                ignore = ["*.tmp"]
+                [views]
+                threes = "tag:three -archived sort:title"
+                "nested/view" = "archived"
+                """.utf8))
+        }
+        try fixture.mount()
+        let root = Set(RawFiles.list(fixture.mountPoint)!.map { String(decoding: $0, as: UTF8.self) })
+        XCTAssertTrue(root.contains("threes"), "\(root)")
+        XCTAssertFalse(root.contains("nested"), "nested views are not shown yet")
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "threes"),
+                       ViewComparison.expected(backing: fixture.backing, view: "threes"))
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").count, 30, "junk.tmp is ignored")
+        // Live: a new member of the configured view, and an ignored name that appears.
+        Corpus(path: fixture.backing).bundle("new.hpwebsite", title: "Aaa new", tags: ["three"], mtime: 9_000)
+        Corpus(path: fixture.backing).write(fixture.backed("more.tmp"), Array("x".utf8))
+        XCTAssertTrue(eventually(timeout: 1) {
+            ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "threes")
+                == ViewComparison.expected(backing: self.fixture.backing, view: "threes")
+                && ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "threes").first == "0001 Aaa new.hpwebsite"
+        })
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").count, 31)
+        fixture.unmount()
+
+        fixture.backed(".queryfs.toml").withCString { unlink($0) }
+        Corpus(path: fixture.backing).write(fixture.backed(".queryfs.toml"), Array("[views]\nx = \"tag:a colour=red\"\n".utf8))
+        let result = QueryfsBinary.run(["mount", fixture.backing, fixture.mountPoint])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderrText.contains(".queryfs.toml:2:12: view 'x': unknown field 'colour'"), result.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+    }
 }

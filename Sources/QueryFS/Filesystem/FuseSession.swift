@@ -20,6 +20,8 @@ public struct FuseSession {
         public var coordinatesWrites = true
         /// Payload key paths to keep for `query/` folders that filter or sort on them.
         public var payloadKeys: [String] = []
+        /// The configuration file (nil: BACKING/.queryfs.toml when there is one).
+        public var configFile: String?
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -47,12 +49,25 @@ public struct FuseSession {
         }
         try MountPreflight.checkFuseDevice()
 
+        let configuration: Configuration
+        do {
+            configuration = try Configuration.load(backing: backing, file: options.configFile)
+        } catch {
+            throw MountPreflight.Failure("\(error)")
+        }
+        // Views of one folder level only, for now: a nested path needs group folders.
+        let shown = configuration.views.filter { $0.path.count == 1 }
+        for view in configuration.views where view.path.count > 1 {
+            log("\(view.path.joined(separator: "/")): nested view paths are not shown by the mount yet (queryfs ls has them)")
+        }
         let catalog: LiveCatalog
         let filesystem: QueryFilesystem
         do {
-            var sources = FieldSources()
+            var sources = configuration.sources
             sources.extraKeyPaths = Set(options.payloadKeys)
-            catalog = try LiveCatalog(backingPath: backing, sources: sources, log: log)
+            let viewSet = ViewSet(fixed: ViewDefinition.builtIn + shown.map { $0.query.view(at: $0.path) })
+            catalog = try LiveCatalog(backingPath: backing, viewSet: viewSet, sources: sources,
+                                      ignoring: { configuration.ignores($0.description) }, log: log)
             filesystem = try QueryFilesystem(
                 catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites)

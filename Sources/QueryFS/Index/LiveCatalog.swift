@@ -26,6 +26,8 @@ public final class LiveCatalog: @unchecked Sendable {
 
     public let backing: BackingDirectory
     public let scanner: Scanner
+    /// Names the configuration says are not items (ignore patterns).
+    private let ignored: @Sendable (ItemName) -> Bool
     public var timing = Timing()
     /// The index, guarded: the watcher thread updates it under this lock,
     /// and `withIndex` reads it under the same lock from any thread.
@@ -39,8 +41,10 @@ public final class LiveCatalog: @unchecked Sendable {
 
     /// Scans `path` and starts watching it (events queue up until `start`).
     public init(backingPath path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources(),
+                ignoring ignored: @escaping @Sendable (ItemName) -> Bool = { _ in false },
                 log: @escaping @Sendable (String) -> Void) throws(SystemError)
     {
+        self.ignored = ignored
         let root = try BackingDirectory(path: path)
         backing = root
         var sources = sources
@@ -55,7 +59,7 @@ public final class LiveCatalog: @unchecked Sendable {
         watcher = try BackingWatcher(rootPath: path, log: log)
         // The first scan reads without locks (there is no earlier state to
         // keep); items a writer holds are read again once it lets go.
-        let names = try root.itemNames()
+        let names = try root.itemNames().filter { !ignored($0) }
         var lockedNames: [ItemName] = []
         var items: [Item] = []
         items.reserveCapacity(names.count)
@@ -290,6 +294,10 @@ public final class LiveCatalog: @unchecked Sendable {
         }
         var batch: [ItemName: Item?] = [:]
         for name in names {
+            if ignored(name) {
+                batch[name] = Item?.none
+                continue
+            }
             switch scanner.scan(named: name, in: backing.fd) {
             case .item(let item):
                 if observation.needsFullRescan, item.kind == .bundle { watcher.watchBundle(name) }

@@ -24,6 +24,8 @@ struct MountCommand: ParsableCommand {
     var lockTimeout: Double = 5
     @Flag(name: .customLong("no-coordination"), help: "Do not take item locks for writes through bundles/ (for benchmarks).")
     var noCoordination = false
+    @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
+    var configFile: String?
     @Option(name: .customLong("payload-key"), help: "A payload key path (webLocation.relative) that query/ folders may filter or sort on; repeatable.")
     var payloadKeys: [String] = []
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
@@ -38,6 +40,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.lockTimeout = lockTimeout
         sessionOptions.coordinatesWrites = !noCoordination
         sessionOptions.payloadKeys = payloadKeys
+        sessionOptions.configFile = configFile
         let logFile = logPath
         let session = FuseSession(options: sessionOptions, log: { message in printError(message) })
         do {
@@ -62,6 +65,7 @@ struct MountCommand: ParsableCommand {
         arguments += ["--lock-timeout", String(lockTimeout)]
         if noCoordination { arguments.append("--no-coordination") }
         for key in payloadKeys { arguments += ["--payload-key", key] }
+        if let configFile { arguments += ["--config", configFile] }
         if let logPath { arguments += ["--log", logPath] }
         switch Daemon.spawnAndWait(arguments: arguments) {
         case .ready: return
