@@ -92,14 +92,22 @@ final class QueryMountTests: XCTestCase {
                 [views]
                 threes = "tag:three -archived sort:title"
                 "nested/view" = "archived"
+                "nested/deeper/view" = "tag:three sort:-title"
                 """.utf8))
         }
         try fixture.mount()
         let root = Set(RawFiles.list(fixture.mountPoint)!.map { String(decoding: $0, as: UTF8.self) })
-        XCTAssertTrue(root.contains("threes"), "\(root)")
-        XCTAssertFalse(root.contains("nested"), "nested views are not shown yet")
-        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "threes"),
-                       ViewComparison.expected(backing: fixture.backing, view: "threes"))
+        XCTAssertTrue(root.isSuperset(of: ["threes", "nested"]), "\(root)")
+        XCTAssertEqual(Set(RawFiles.list(fixture.mounted("nested"))!.map { String(decoding: $0, as: UTF8.self) }), ["view", "deeper"])
+        for view in ["threes", "nested/view", "nested/deeper/view"] {
+            XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: view),
+                           ViewComparison.expected(backing: fixture.backing, view: view), view)
+        }
+        // Entries three folders down link three levels up.
+        let deep = ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "nested/deeper/view")
+        XCTAssertEqual(RawFiles.readlink(Array(fixture.mounted("nested/deeper/view/" + deep[0]).utf8))
+            .map { String(decoding: $0, as: UTF8.self).hasPrefix("../../../bundles/") }, true)
+        XCTAssertNotNil(RawFiles.stat(Array(fixture.mounted("nested/deeper/view/" + deep[0]).utf8)))
         XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").count, 30, "junk.tmp is ignored")
         // Live: a new member of the configured view, and an ignored name that appears.
         Corpus(path: fixture.backing).bundle("new.hpwebsite", title: "Aaa new", tags: ["three"], mtime: 9_000)
@@ -108,6 +116,8 @@ final class QueryMountTests: XCTestCase {
             ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "threes")
                 == ViewComparison.expected(backing: self.fixture.backing, view: "threes")
                 && ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "threes").first == "0001 Aaa new.hpwebsite"
+                && ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "nested/deeper/view")
+                    == ViewComparison.expected(backing: self.fixture.backing, view: "nested/deeper/view")
         })
         XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").count, 31)
         fixture.unmount()

@@ -55,11 +55,7 @@ public struct FuseSession {
         } catch {
             throw MountPreflight.Failure("\(error)")
         }
-        // Views of one folder level only, for now: a nested path needs group folders.
-        let shown = configuration.views.filter { $0.path.count == 1 }
-        for view in configuration.views where view.path.count > 1 {
-            log("\(view.path.joined(separator: "/")): nested view paths are not shown by the mount yet (queryfs ls has them)")
-        }
+        let shown = configuration.views
         let catalog: LiveCatalog
         let filesystem: QueryFilesystem
         do {

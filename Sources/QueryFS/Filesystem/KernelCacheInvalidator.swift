@@ -83,7 +83,9 @@ struct KernelCacheInvalidator {
         }
         if shiftsTooMany || stale.count > wholeFolderThreshold {
             let parent = folder.path.count == 1 ? NodeID.root
-                : folder.path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot : NodeID.tagRoot
+                : folder.path.count == 2 && folder.path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot
+                : folder.path.count == 2 && folder.path[0] == ViewDefinition.tagFolder ? NodeID.tagRoot
+                : filesystem.folders.folder(path: Array(folder.path.dropLast()))?.id ?? NodeID.root
             // The names of the entries that changed first: a child dentry in
             // use while its folder's dentry is dropped can come back with the
             // folder's inode (d_splice_alias reuses the old alias), and the

@@ -45,6 +45,7 @@ public final class QueryFilesystem: @unchecked Sendable {
             fixedPaths = index.viewSet.fixed.map(\.path)
             folders.rememberAll(index.records)
             for view in index.views { installListing(of: view.definition.path, records: view.records, at: mountTime) }
+            installGroups()
         }
     }
 
@@ -65,9 +66,29 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// must not take the index lock).
     private(set) var fixedPaths: [[String]] = []
 
-    /// Top-level view folders (fixed views, in their order), excluding `tag/<x>`.
+    /// Top-level folders of the root (fixed views and groups of nested
+    /// views, in configuration order), excluding `tag/` and `query/`.
     var topLevelFolders: [ViewFolder] {
-        fixedPaths.compactMap { folders.folder(path: $0) }
+        var seen = Set<String>()
+        return fixedPaths.compactMap { path in seen.insert(path[0]).inserted ? folders.folder(path: [path[0]]) : nil }
+    }
+
+    /// The folders that hold nested views (`reading/` of `reading/today`),
+    /// each listing its children in configuration order.
+    private func installGroups() {
+        var children: [[String]: [String]] = [:]
+        var order: [[String]] = []
+        for path in fixedPaths where path.count > 1 {
+            for depth in 1..<path.count {
+                let group = Array(path.prefix(depth))
+                if children[group] == nil { order.append(group) }
+                if !(children[group, default: []].contains(path[depth])) { children[group, default: []].append(path[depth]) }
+            }
+        }
+        for group in order {
+            let (folder, _) = folders.folder(path: group, listing: ViewListing(records: []), time: mountTime)
+            folder.makeGroup(of: children[group]!)
+        }
     }
 
     // MARK: Attributes

@@ -48,6 +48,15 @@ final class ViewFolder: @unchecked Sendable {
     private var listingStorage: ViewListing
     private var changedStorage: Timestamp
 
+    /// A group folder (a configured path such as `reading/` of
+    /// `reading/today`) holds these folders instead of entries; fixed at mount.
+    private(set) var groupChildren: [String]?
+
+    var isGroup: Bool { groupChildren != nil }
+
+    /// Makes this folder a group of `children` (at mount, before any request).
+    func makeGroup(of children: [String]) { groupChildren = children }
+
     init(serial: UInt32, path: [String], listing: ViewListing, changed: Timestamp) {
         self.serial = serial
         self.path = path

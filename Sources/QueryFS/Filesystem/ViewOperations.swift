@@ -42,6 +42,10 @@ extension QueryFilesystem {
             queryFolderLookup(request, name: String(decoding: nameBytes, as: UTF8.self))
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return fail(request, ENOENT) }
+            if folder.isGroup {
+                let child = folders.folder(path: folder.path + [String(decoding: nameBytes, as: UTF8.self)])
+                return child.map { replyFolderEntry(request, $0) } ?? fail(request, ENOENT)
+            }
             // As readdir: a reply made from the old listing reaches the kernel
             // before the watcher's invalidation of its name (which waits for
             // lookups in the folder to finish), never after it.
@@ -149,6 +153,15 @@ extension QueryFilesystem {
             return DirectoryListing(count: children.count) { children[$0] }
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
+            if let children = folder.groupChildren {
+                var entries = dots
+                for name in children {
+                    guard let child = folders.folder(path: folder.path + [name]) else { continue }
+                    entries.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: child.id, changed: child.changed),
+                                         id: child.id))
+                }
+                return DirectoryListing(count: entries.count) { entries[$0] }
+            }
             let listing = folder.listing
             let folderAttributes = directoryAttributes(id: id, changed: folder.changed)
             return DirectoryListing(count: listing.count + 2) { [self] index in
