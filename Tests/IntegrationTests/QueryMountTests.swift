@@ -129,4 +129,53 @@ final class QueryMountTests: XCTestCase {
         XCTAssertTrue(result.stderrText.contains(".queryfs.toml:2:12: view 'x': unknown field 'colour'"), result.stderrText)
         XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
     }
+
+    /// Twenty configured views (nested ones among them) and query folders
+    /// after random changes: every view of the mount equals `queryfs ls`.
+    func testTwentyConfiguredViewsFollowRandomChanges() throws {
+        let views: [(String, String)] = [
+            ("threes", "tag:three"), ("fives", "tag:five sort:title"), ("open", "-archived sort:-modified"),
+            ("done", "archived sort:title"), ("small", "size<300 sort:size"), ("large", "size>=300 sort:-size,title"),
+            ("ones", "title~*1* sort:title"), ("twos", "title~*2*"), ("new", "tag:new"), ("rewritten", "title:rewritten"),
+            ("work/threes", "tag:three -archived"), ("work/fives", "tag:five -archived"), ("work/both", "tag:three tag:five"),
+            ("work/either", "tag:three | tag:five sort:title"), ("read/later", "-archived title~Item* sort:title"),
+            ("read/new/first", "tag:new sort:title"), ("read/new/last", "tag:new sort:-title"),
+            ("neither", "not (tag:three or tag:five)"), ("all", "sort:name"), ("old", "modified<1970-01-01T00:30:00Z"),
+        ]
+        fixture = MountedFixture { corpus in
+            for number in 0..<150 {
+                var tags: [String] = []
+                if number % 3 == 0 { tags.append("three") }
+                if number % 5 == 0 { tags.append("five") }
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 4 == 0, tags: tags,
+                              mtime: 1_000 + number * 5)
+            }
+            let lines = views.map { "\"\($0.0)\" = \"\($0.1)\"" }.joined(separator: "\n")
+            corpus.write(corpus.path + "/.queryfs.toml", Array("[views]\n\(lines)\n".utf8))
+        }
+        try fixture.mount()
+        let queries = ["tag:five -archived", "size>200 sort:title"]
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
+
+        var random = SystemRandomNumberGenerator()
+        let corpus = Corpus(path: fixture.backing)
+        for step in 0..<120 {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: fixture.backing))?.filter { !$0.hasPrefix(".") } ?? []
+            guard let victim = names.randomElement(using: &random) else { continue }
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0:
+                corpus.bundle("n\(step).hpwebsite", title: "New \(step)", tags: Bool.random() ? ["new"] : ["new", "five"], mtime: 3_000 + step)
+            case 1:
+                try? FileManager.default.removeItem(atPath: fixture.backed(victim))
+            case 2:
+                rename(fixture.backed(victim), fixture.backed("r\(step)-" + victim))
+            default:
+                corpus.write(fixture.backed(victim) + "/payload.plist", Array(Corpus.plist(
+                    title: "Rewritten \(step)", archived: Bool.random(), tags: Bool.random() ? ["three"] : ["five"]).utf8))
+            }
+            if step % 20 == 0 { usleep(20_000) }
+        }
+        let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 1, queries: queries)
+        XCTAssertEqual(differences, [], "views differ 1 s after the last change")
+    }
 }
