@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Many views at once (issue 6): QUERIES ad-hoc query folders over BACKING's
-# items, each made by one lookup of MOUNT/query/<query>; then the change
-# latency of the live issue with every one of them kept current.
+# Many views at once (issue 6): mount time with 0, QUERIES/10 and QUERIES
+# configured views (.queryfs.toml); then QUERIES ad-hoc query folders over
+# BACKING's items, each made by one lookup of MOUNT/query/<query>, and the
+# change latency of the live issue with every one of them kept current.
 # Usage: bash Benchmarks/query-bench.sh BACKING [QUERIES]   (BACKING is copied, never changed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,27 @@ trap cleanup EXIT
 cp -a "$source_backing" "$backing"
 sync
 items=$(find "$backing" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
+
+tags=("swift" "linux" "kernel" "work" "recipes" "photography" "reference" "unicode" "to read" "long read")
+query_number() {  # i -> a query, varied
+    local i=$1 tag=${tags[$(( $1 % 10 ))]}
+    case $((i % 4)) in
+        0) echo "tag:\\\"$tag\\\" size>$((i * 3))" ;;
+        1) echo "-archived title~*$((i % 97))* sort:title" ;;
+        2) echo "tag:\\\"$tag\\\" | size<$((i * 5)) sort:-size,title" ;;
+        *) echo "archived or (tag:\\\"$tag\\\" and modified>2025-0$((i % 9 + 1))-01) sort:modified" ;;
+    esac
+}
+echo "== mount time with configured views over $items items (bar: grows no more than linearly)"
+for count in 0 $((queries / 10)) "$queries"; do
+    { echo "[views]"; for i in $(seq 1 "$count"); do echo "\"v$i\" = \"$(query_number "$i")\""; done; } > "$backing/.queryfs.toml"
+    start=$(date +%s%N)
+    "$queryfs" mount "$backing" "$mnt"
+    elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+    "$queryfs" unmount "$mnt"
+    printf '  %5d views: %6d ms\n' "$count" "$elapsed"
+done
+rm "$backing/.queryfs.toml"
 
 "$queryfs" mount "$backing" "$mnt"
 tags=("swift" "linux" "kernel" "work" "recipes" "photography" "reference" "unicode" "to read" "long read")
