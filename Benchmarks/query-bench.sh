@@ -24,8 +24,8 @@ sync
 items=$(find "$backing" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
 
 tags=("swift" "linux" "kernel" "work" "recipes" "photography" "reference" "unicode" "to read" "long read")
-query_number() {  # i -> a query, varied
-    local i=$1 tag=${tags[$(( $1 % 10 ))]}
+query_number() {  # i -> a query, varied; the mix repeats every 100, so that N views cost N times one
+    local i=$(( $1 % 100 + 1 )) tag=${tags[$(( $1 % 10 ))]}
     case $((i % 4)) in
         0) echo "tag:\\\"$tag\\\" size>$((i * 3))" ;;
         1) echo "-archived title~*$((i % 97))* sort:title" ;;
