@@ -8,17 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_backing=$1
-bin_dir=$(dirname "${QUERYFS_BIN:-$PWD/.build/release/queryfs}")
-queryfs=$bin_dir/queryfs
-bench=$bin_dir/queryfs-bench
-work=$(mktemp -d "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}/live.XXXXXX")
-mnt=$work/mnt
-mkdir -p "$mnt"
-cleanup() {
-    if grep -q " $mnt " /proc/mounts; then "$queryfs" unmount "$mnt" || fusermount3 -u -z "$mnt" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source Benchmarks/lib/work.sh live
 items=$(find "$source_backing" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
 
 latency_at() {  # count

@@ -8,34 +8,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source_backing=$1
 queries=${2:-1000}
-bin_dir=$(dirname "${QUERYFS_BIN:-$PWD/.build/release/queryfs}")
-queryfs=$bin_dir/queryfs
-work=$(mktemp -d "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}/query.XXXXXX")
-mnt=$work/mnt
+source Benchmarks/lib/work.sh query
 backing=$work/backing
-mkdir -p "$mnt"
-cleanup() {
-    if grep -q " $mnt " /proc/mounts; then "$queryfs" unmount "$mnt" || fusermount3 -u -z "$mnt" || true; fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
 cp -a "$source_backing" "$backing"
 sync
 items=$(find "$backing" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
 
 tags=("swift" "linux" "kernel" "work" "recipes" "photography" "reference" "unicode" "to read" "long read")
-query_number() {  # i -> a query, varied; the mix repeats every 100, so that N views cost N times one
-    local i=$(( $1 % 100 + 1 )) tag=${tags[$(( $1 % 10 ))]}
+query_number() {  # I -> query number I of a varied mix (its thresholds grow with I)
+    local i=$1 tag=${tags[$(( $1 % 10 ))]}
     case $((i % 4)) in
-        0) echo "tag:\\\"$tag\\\" size>$((i * 3))" ;;
+        0) echo "tag:\"$tag\" size>$((i * 3))" ;;
         1) echo "-archived title~*$((i % 97))* sort:title" ;;
-        2) echo "tag:\\\"$tag\\\" | size<$((i * 5)) sort:-size,title" ;;
-        *) echo "archived or (tag:\\\"$tag\\\" and modified>2025-0$((i % 9 + 1))-01) sort:modified" ;;
+        2) echo "tag:\"$tag\" | size<$((i * 5)) sort:-size,title" ;;
+        *) echo "archived or (tag:\"$tag\" and modified>2025-0$((i % 9 + 1))-01) sort:modified" ;;
     esac
 }
 echo "== mount time with configured views over $items items (bar: grows no more than linearly)"
 for count in 0 $((queries / 10)) "$queries"; do
-    { echo "[views]"; for i in $(seq 1 "$count"); do echo "\"v$i\" = \"$(query_number "$i")\""; done; } > "$backing/.queryfs.toml"
+    # The configured mix repeats every 100 queries, so that N views cost N times one.
+    { echo "[views]"; for i in $(seq 1 "$count"); do q=$(query_number $((i % 100 + 1))); echo "\"v$i\" = \"${q//\"/\\\"}\""; done; } \
+        > "$backing/.queryfs.toml"
     start=$(date +%s%N)
     "$queryfs" mount "$backing" "$mnt"
     elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -45,20 +38,10 @@ done
 rm "$backing/.queryfs.toml"
 
 "$queryfs" mount "$backing" "$mnt"
-tags=("swift" "linux" "kernel" "work" "recipes" "photography" "reference" "unicode" "to read" "long read")
 start=$(date +%s%N)
-for i in $(seq 1 "$queries"); do
-    tag=${tags[$((i % ${#tags[@]}))]}
-    case $((i % 4)) in
-        0) query="tag:\"$tag\" size>$((i * 3))" ;;
-        1) query="-archived title~*$((i % 97))* sort:title" ;;
-        2) query="tag:\"$tag\" | size<$((i * 5)) sort:-size,title" ;;
-        *) query="archived or (tag:\"$tag\" and modified>2025-0$((i % 9 + 1))-01) sort:modified" ;;
-    esac
-    stat "$mnt/query/$query" >/dev/null
-done
+for i in $(seq 1 "$queries"); do stat "$mnt/query/$(query_number "$i")" >/dev/null; done
 made=$(date +%s%N)
 printf '== %d query folders over %d items: made in %d ms (%.1f ms each)\n' "$queries" "$items" \
     $(( (made - start) / 1000000 )) "$(awk -v t=$(( made - start )) -v n="$queries" 'BEGIN { print t / n / 1e6 }')"
 echo "== change latency with them all kept current (bar: p99 <= 100 ms, as without them)"
-"$bin_dir/queryfs-bench" latency "$mnt" "$backing" --samples "${SAMPLES:-100}"
+"$bench" latency "$mnt" "$backing" --samples "${SAMPLES:-100}"

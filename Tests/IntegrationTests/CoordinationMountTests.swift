@@ -27,7 +27,7 @@ final class CoordinationMountTests: XCTestCase {
     /// What the views say of item.hpwebsite: its title, whether tag/new and archived/ hold it.
     private func observedState() -> (title: String, newTag: Bool, archived: Bool) {
         let byName = RawFiles.list(fixture.mounted("by-name"))?.map { String(decoding: $0, as: UTF8.self) } ?? []
-        let title = byName.first { RawFiles.readlink(Array(fixture.mounted("by-name/\($0)").utf8)).map { String(decoding: $0, as: UTF8.self) }
+        let title = byName.first { RawFiles.linkTarget(fixture.mounted("by-name/\($0)"))
             == "../bundles/item.hpwebsite" } ?? "?"
         let newTag = (RawFiles.list(fixture.mounted("tag/new")) ?? []).count == 1
         let archived = (RawFiles.list(fixture.mounted("archived")) ?? []).count == 1

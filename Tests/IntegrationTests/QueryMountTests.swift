@@ -38,25 +38,8 @@ final class QueryMountTests: XCTestCase {
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
         XCTAssertEqual(Set(RawFiles.list(fixture.mounted("query"))!.map { String(decoding: $0, as: UTF8.self) }), Set(queries))
 
-        var random = SystemRandomNumberGenerator()
-        let corpus = Corpus(path: fixture.backing)
-        for step in 0..<150 {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: fixture.backing))?.filter { !$0.hasPrefix(".") } ?? []
-            guard let victim = names.randomElement(using: &random) else { continue }
-            switch Int.random(in: 0..<4, using: &random) {
-            case 0:
-                corpus.bundle("n\(step).hpwebsite", title: "New item \(step)", tags: Bool.random() ? ["new"] : ["new", "three"],
-                              mtime: 3_000 + step)
-            case 1:
-                try? FileManager.default.removeItem(atPath: fixture.backed(victim))
-            case 2:
-                rename(fixture.backed(victim), fixture.backed("r\(step)-" + victim))
-            default:
-                corpus.write(fixture.backed(victim) + "/payload.plist", Array(Corpus.plist(
-                    title: "Rewritten \(step)", archived: Bool.random(), tags: Bool.random() ? ["three"] : []).utf8))
-            }
-            if step % 25 == 0 { usleep(20_000) }
-        }
+        RandomChanges.apply(to: fixture, steps: 150, newTags: [["new"], ["new", "three"]], rewrittenTags: [["three"], []],
+                            pauseEvery: 25)
         let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 1, queries: queries)
         XCTAssertEqual(differences, [], "query folders differ 1 s after the last change")
     }
@@ -72,7 +55,7 @@ final class QueryMountTests: XCTestCase {
         // Entries link two levels up.
         let unarchived = ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "query/-archived")
         XCTAssertFalse(unarchived.isEmpty)
-        let target = RawFiles.readlink(Array(fixture.mounted("query/-archived/" + unarchived[0]).utf8)).map { String(decoding: $0, as: UTF8.self) }
+        let target = RawFiles.linkTarget(fixture.mounted("query/-archived/" + unarchived[0]))
         XCTAssertEqual(target?.hasPrefix("../../bundles/"), true)
         XCTAssertNotNil(RawFiles.stat(Array(fixture.mounted("query/-archived/" + unarchived[0]).utf8)))
     }
@@ -105,8 +88,7 @@ final class QueryMountTests: XCTestCase {
         }
         // Entries three folders down link three levels up.
         let deep = ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "nested/deeper/view")
-        XCTAssertEqual(RawFiles.readlink(Array(fixture.mounted("nested/deeper/view/" + deep[0]).utf8))
-            .map { String(decoding: $0, as: UTF8.self).hasPrefix("../../../bundles/") }, true)
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("nested/deeper/view/" + deep[0]))?.hasPrefix("../../../bundles/"), true)
         XCTAssertNotNil(RawFiles.stat(Array(fixture.mounted("nested/deeper/view/" + deep[0]).utf8)))
         XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").count, 30, "junk.tmp is ignored")
         // Live: a new member of the configured view, and an ignored name that appears.
@@ -157,25 +139,36 @@ final class QueryMountTests: XCTestCase {
         let queries = ["tag:five -archived", "size>200 sort:title"]
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
 
+        RandomChanges.apply(to: fixture, steps: 120, newTags: [["new"], ["new", "five"]], rewrittenTags: [["three"], ["five"]],
+                            pauseEvery: 20)
+        let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 1, queries: queries)
+        XCTAssertEqual(differences, [], "views differ 1 s after the last change")
+    }
+}
+
+/// Random creates, deletes, renames and payload rewrites in BACKING, with a
+/// short pause now and then so that they come in several bursts.
+enum RandomChanges {
+    static func apply(to fixture: MountedFixture, steps: Int, newTags: [[String]], rewrittenTags: [[String]], pauseEvery: Int) {
         var random = SystemRandomNumberGenerator()
         let corpus = Corpus(path: fixture.backing)
-        for step in 0..<120 {
+        for step in 0..<steps {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: fixture.backing))?.filter { !$0.hasPrefix(".") } ?? []
             guard let victim = names.randomElement(using: &random) else { continue }
             switch Int.random(in: 0..<4, using: &random) {
             case 0:
-                corpus.bundle("n\(step).hpwebsite", title: "New \(step)", tags: Bool.random() ? ["new"] : ["new", "five"], mtime: 3_000 + step)
+                corpus.bundle("n\(step).hpwebsite", title: "New item \(step)", tags: newTags.randomElement(using: &random)!,
+                              mtime: 3_000 + step)
             case 1:
                 try? FileManager.default.removeItem(atPath: fixture.backed(victim))
             case 2:
                 rename(fixture.backed(victim), fixture.backed("r\(step)-" + victim))
             default:
                 corpus.write(fixture.backed(victim) + "/payload.plist", Array(Corpus.plist(
-                    title: "Rewritten \(step)", archived: Bool.random(), tags: Bool.random() ? ["three"] : ["five"]).utf8))
+                    title: "Rewritten \(step)", archived: Bool.random(using: &random),
+                    tags: rewrittenTags.randomElement(using: &random)!).utf8))
             }
-            if step % 20 == 0 { usleep(20_000) }
+            if step % pauseEvery == 0 { usleep(20_000) }
         }
-        let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 1, queries: queries)
-        XCTAssertEqual(differences, [], "views differ 1 s after the last change")
     }
 }

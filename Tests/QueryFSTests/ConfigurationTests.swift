@@ -11,14 +11,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     private func failure(_ text: String) -> ConfigurationError? {
-        do {
-            _ = try configuration(text)
-            return nil
-        } catch let error as ConfigurationError {
-            return error
-        } catch {
-            return nil
-        }
+        thrown(ConfigurationError.self) { _ = try configuration(text) }
     }
 
     func testTheSubsetOfTOML() throws {
@@ -45,7 +38,7 @@ final class ConfigurationTests: XCTestCase {
 
     func testTOMLErrorsSayWhere() {
         func error(_ text: String) -> TOMLError? {
-            do { _ = try TOMLDocument(parsing: text); return nil } catch { return error }
+            thrown(TOMLError.self) { _ = try TOMLDocument(parsing: text) }
         }
         XCTAssertEqual(error("a = \"open")?.line, 1)
         XCTAssertEqual(error("a = \"open")?.column, 5)

@@ -202,3 +202,15 @@ private func removeTree(_ path: [UInt8]) {
         _ = path.withCString { unlink($0) }
     }
 }
+
+/// The error of type `E` that `body` throws, or nil (no error, or another kind).
+func thrown<E: Error>(_ type: E.Type, by body: () throws -> Void) -> E? {
+    do {
+        try body()
+        return nil
+    } catch let error as E {
+        return error
+    } catch {
+        return nil
+    }
+}

@@ -20,14 +20,7 @@ final class QueryParserTests: XCTestCase {
     }
 
     private func error(_ text: String) -> QueryError? {
-        do {
-            _ = try parse(text)
-            return nil
-        } catch let failure as QueryError {
-            return failure
-        } catch {
-            return nil
-        }
+        thrown(QueryError.self) { _ = try parse(text) }
     }
 
     // MARK: Constructs

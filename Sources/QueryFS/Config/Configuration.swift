@@ -105,14 +105,18 @@ public struct Configuration: Equatable, Sendable {
     /// `FILE`, or `BACKING/.queryfs.toml` when there is one (else the defaults).
     public static func load(backing: String, file: String? = nil, now: Timestamp = .now) throws(ConfigurationError) -> Configuration {
         let path = file ?? backing + "/" + fileName
-        guard let bytes = try? readWholeFile(path) else {
-            if file == nil { return Configuration() }  // no configuration: the defaults
-            throw ConfigurationError(file: path, line: 0, column: 0, message: "cannot read the configuration file")
+        let bytes: [UInt8]
+        do {
+            bytes = try readWholeFile(path)
+        } catch {
+            // No configuration file of its own: the defaults. Any other failure is the user's to know.
+            if file == nil, error.errno == ENOENT { return Configuration() }
+            throw ConfigurationError(file: path, line: 0, column: 0, message: "cannot read the configuration: \(error.message)")
         }
         return try Configuration(parsing: String(decoding: bytes, as: UTF8.self), file: path, now: now)
     }
 
-    private static func readWholeFile(_ path: String) throws -> [UInt8] {
+    private static func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         defer { close(fd) }
@@ -141,5 +145,6 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
     public let line: Int
     public let column: Int
     public let message: String
-    public var description: String { "\(file):\(line):\(column): \(message)" }
+    /// `FILE:LINE:COLUMN: message`, or `FILE: message` when no place in it is at fault.
+    public var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
 }

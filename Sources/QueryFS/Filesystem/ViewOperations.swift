@@ -113,6 +113,18 @@ extension QueryFilesystem {
         linkStyle.target(for: record.name, depth: folder.depth).withCString { _ = fuse_reply_readlink(request, $0) }
     }
 
+    /// A directory of folders (`tag/`, `query/`, a group): `.`, `..` and the
+    /// folders at `parent + [name]` that exist.
+    private func folderListing(_ dots: [DirectoryListing.Entry], in parent: [String], named names: [String]) -> DirectoryListing {
+        var children = dots
+        for name in names {
+            guard let folder = folders.folder(path: parent + [name]) else { continue }
+            children.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: folder.id, changed: folder.changed),
+                                  id: folder.id))
+        }
+        return DirectoryListing(count: children.count) { children[$0] }
+    }
+
     /// The listing of a view-side directory, fixed at opendir.
     func viewDirectoryListing(of id: UInt64) -> DirectoryListing? {
         let dots: [DirectoryListing.Entry] = [
@@ -136,32 +148,12 @@ extension QueryFilesystem {
                                   attributes: directoryAttributes(id: NodeID.queryRoot, changed: mountTime), id: NodeID.queryRoot))
             return DirectoryListing(count: children.count) { children[$0] }
         case .queryRoot:
-            var children = dots
-            for name in folders.queryFolders {
-                guard let folder = folders.folder(path: [ViewDefinition.queryFolder, name]) else { continue }
-                children.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: folder.id, changed: folder.changed),
-                                      id: folder.id))
-            }
-            return DirectoryListing(count: children.count) { children[$0] }
+            return folderListing(dots, in: [ViewDefinition.queryFolder], named: folders.queryFolders)
         case .tagRoot:
-            var children = dots
-            for name in folders.tagFolders {
-                guard let folder = folders.folder(path: [ViewDefinition.tagFolder, name]) else { continue }
-                children.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: folder.id, changed: folder.changed),
-                                      id: folder.id))
-            }
-            return DirectoryListing(count: children.count) { children[$0] }
+            return folderListing(dots, in: [ViewDefinition.tagFolder], named: folders.tagFolders)
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
-            if let children = folder.groupChildren {
-                var entries = dots
-                for name in children {
-                    guard let child = folders.folder(path: folder.path + [name]) else { continue }
-                    entries.append(.init(name: Array(name.utf8), attributes: directoryAttributes(id: child.id, changed: child.changed),
-                                         id: child.id))
-                }
-                return DirectoryListing(count: entries.count) { entries[$0] }
-            }
+            if let children = folder.groupChildren { return folderListing(dots, in: folder.path, named: children) }
             let listing = folder.listing
             let folderAttributes = directoryAttributes(id: id, changed: folder.changed)
             return DirectoryListing(count: listing.count + 2) { [self] index in

@@ -28,6 +28,11 @@ enum RawFiles {
         return buffer[0..<count].map { UInt8(bitPattern: $0) }
     }
 
+    /// A symlink's target as text (view entries' targets are UTF-8 paths).
+    static func linkTarget(_ path: String) -> String? {
+        readlink(Array(path.utf8)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
     static func read(_ path: [UInt8]) -> [UInt8]? {
         let fd = path.withCString { open($0, O_RDONLY) }
         guard fd >= 0 else { return nil }

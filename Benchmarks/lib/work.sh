@@ -1,0 +1,15 @@
+# Sourced by the benchmark scripts: the binaries (QUERYFS_BIN, else the
+# release build), a scratch folder under QUERYFS_BENCH_DIR with an empty
+# mount point, and a cleanup that unmounts and removes it however the script ends.
+# Usage: source Benchmarks/lib/work.sh NAME   → $queryfs $bench $work $mnt
+bin_dir=$(dirname "${QUERYFS_BIN:-$PWD/.build/release/queryfs}")
+queryfs=$bin_dir/queryfs
+bench=$bin_dir/queryfs-bench
+work=$(mktemp -d "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}/$1.XXXXXX")
+mnt=$work/mnt
+mkdir -p "$mnt"
+cleanup() {
+    if grep -q " $mnt " /proc/mounts; then "$queryfs" unmount "$mnt" || fusermount3 -u -z "$mnt" || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
