@@ -168,8 +168,10 @@ report "walk bindfs of BACKING (warm)" "$bind_walk" "$native_walk" "<=" 3 "   (r
 if [ "${QUERYFS_BENCH_SKIP_IO:-0}" != 1 ]; then
     echo
     echo "== 1 GiB sequential I/O, dd bs=1M (write: conv=fdatasync; read: page cache dropped first)"
-    native_file=$backing/.mount-bench-native.$$
-    mounted_file=$mnt/bundles/.mount-bench-mounted.$$
+    # Visible names, so each file is an item: the mount coordinates its
+    # writes (SPEC §5) as it would a user's.
+    native_file=$backing/mount-bench-native.$$
+    mounted_file=$mnt/bundles/mount-bench-mounted.$$
     drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; }
     dd_write() { dd if=/dev/zero of="$1" bs=1M count=1024 conv=fdatasync 2>/dev/null; }
     dd_read() { dd if="$1" of=/dev/null bs=1M 2>/dev/null; }
@@ -182,7 +184,7 @@ if [ "${QUERYFS_BENCH_SKIP_IO:-0}" != 1 ]; then
         done
         echo "$best"
     }
-    trap 'rm -f "$native_file" "$backing/.mount-bench-mounted.$$"; cleanup' EXIT
+    trap 'rm -f "$native_file" "$backing/mount-bench-mounted.$$"; cleanup' EXIT
     # Native and mount runs alternate, so that the disk's own drift (write-back
     # state, other tenants) falls on both sides alike; best of 5 each.
     native_write=0 mount_write=0 native_read=0 mount_read=0

@@ -101,6 +101,47 @@ final class CoordinationMountTests: XCTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("plain.txt")), Array("plain\n".utf8))
     }
 
+    /// Files open for writing are in kernel passthrough mode, whose writes
+    /// never reach the daemon one by one: the item's lock is held from open
+    /// to close instead. A reader takes no lock.
+    func testAFileOpenForWritingHoldsItsItemsLockUntilClosed() {
+        func lockIsFree(_ item: String) -> Bool {
+            Program.run(["flock", "-n", fixture.backed(item), "true"]).status == 0
+        }
+        for (item, file) in [("item.hpwebsite", "bundles/item.hpwebsite/payload.plist"), ("plain.txt", "bundles/plain.txt")] {
+            let reader = open(fixture.mounted(file), O_RDONLY)
+            XCTAssertGreaterThanOrEqual(reader, 0, file)
+            XCTAssertTrue(lockIsFree(item), "\(file): a reader holds the lock")
+            let writer = open(fixture.mounted(file), O_WRONLY | O_APPEND)
+            XCTAssertGreaterThanOrEqual(writer, 0, file)
+            XCTAssertFalse(lockIsFree(item), "\(file): open for writing, yet the item's lock is free")
+            close(writer)
+            close(reader)
+            // The kernel sends the release after close(2) returns.
+            let deadline = Date().addingTimeInterval(2)
+            while !lockIsFree(item), Date() < deadline { usleep(10_000) }
+            XCTAssertTrue(lockIsFree(item), "\(file): the lock outlived the close")
+        }
+    }
+
+    /// Open for writing, then lock the item through the mount (`exec 3>>f;
+    /// flock 3`): the mount lets go of its own hold instead of waiting on it.
+    func testOpeningForWritingThenLockingThroughTheMountDoesNotHang() {
+        let cases = [
+            ("bundles/plain.txt", "flock 3"),
+            ("bundles/item.hpwebsite/note.txt", "flock '\(fixture.mounted("bundles/item.hpwebsite"))' true"),
+        ]
+        for (file, lock) in cases {
+            let start = Date()
+            let script = "exec 3>>'\(fixture.mounted(file))' && \(lock) && echo locked >&3"
+            let result = Program.run(["timeout", "10", "bash", "-c", script])
+            XCTAssertEqual(result.status, 0, "\(file): \(result.stderrText)")
+            XCTAssertLessThan(Date().timeIntervalSince(start), 2, file)
+        }
+        XCTAssertEqual(RawFiles.read(fixture.backed("plain.txt")), Array("plain\nlocked\n".utf8))
+        XCTAssertEqual(RawFiles.read(fixture.backed("item.hpwebsite/note.txt")), Array("locked\n".utf8))
+    }
+
     /// Writers through bundles/ and directly in BACKING on the same files:
     /// each file ends as one writer's complete write.
     func testConcurrentWritersNeverInterleaveWithinAWrite() {

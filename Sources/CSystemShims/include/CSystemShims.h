@@ -7,6 +7,7 @@
 // _GNU_SOURCE there, without clashing with the Glibc module.
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /// The subset of `struct statx` that queryfs uses.
 typedef struct qfs_stat {
@@ -52,5 +53,40 @@ int qfs_fallocate(int fd, int mode, int64_t offset, int64_t length);
 
 extern const unsigned int QFS_RENAME_NOREPLACE;
 extern const unsigned int QFS_RENAME_EXCHANGE;
+
+// FUSE passthrough (Linux 6.9+), which libfuse 3.14 predates: the kernel
+// reads and writes a file opened this way straight from a backing file the
+// daemon registered, without a round trip per request. libfuse is told to
+// send and receive through the functions below (fuse_session_custom_io);
+// they add the passthrough flag to the INIT reply and, for the one open reply
+// a handler marks, the backing file's id (see fuse_passthrough.c).
+
+struct iovec;
+
+ssize_t qfs_io_read(int fd, void *buffer, size_t length, void *userdata);
+ssize_t qfs_io_writev(int fd, struct iovec *iov, int count, void *userdata);
+ssize_t qfs_io_splice_receive(int fdin, off_t *offin, int fdout, off_t *offout,
+                              size_t length, unsigned int flags, void *userdata);
+ssize_t qfs_io_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
+                           size_t length, unsigned int flags, void *userdata);
+
+/// Sets the stack depth passthrough asks for: one above the backing
+/// directory's filesystem (plain 0; overlayfs, ecryptfs or FUSE 1).
+void qfs_passthrough_configure(const char *backing_path);
+
+/// Whether the kernel accepted passthrough in INIT (known once the session
+/// has answered INIT).
+int qfs_passthrough_enabled(void);
+
+/// Registers `fd` with the kernel as a backing file; returns its id (> 0),
+/// or -1 with errno set (EPERM without CAP_SYS_ADMIN or passthrough).
+int qfs_backing_open(int fuse_fd, int fd);
+
+/// Forgets a backing id once no open file of its inode uses it.
+int qfs_backing_close(int fuse_fd, int backing_id);
+
+/// Marks the next open or create reply sent from this thread as passthrough
+/// to `backing_id` (0 clears the mark).
+void qfs_passthrough_mark_next_open(int backing_id);
 
 #endif

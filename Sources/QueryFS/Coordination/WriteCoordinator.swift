@@ -5,7 +5,8 @@ import Glibc
 /// How the mount coordinates writes through `bundles/` (SPEC §5): every
 /// mutating operation takes the exclusive lock of the item it changes — the
 /// same flock(2) on the item in BACKING that other processes take — for the
-/// length of that one operation.
+/// length of that one operation; a file open for writing in kernel
+/// passthrough mode holds it from open to release instead.
 ///
 /// No deadlock, by two rules:
 /// - A client that holds the item's lock *through the mount* (flock on a
@@ -50,6 +51,45 @@ public final class WriteCoordinator: @unchecked Sendable {
             }
         }
         return operation()
+    }
+
+    /// Open files that hold their item's lock from open to release: files
+    /// opened for writing in kernel passthrough mode, whose writes never
+    /// reach the mount one by one. A lock taker sees the file before the
+    /// open or after the close, never a part of the writes in between.
+    private var openFileHolds: [UInt64: ItemName] = [:]
+
+    /// Takes `item`'s exclusive lock for open file `handle` until
+    /// `releaseOpenFile`. Returns 0, or EBUSY after the bounded wait.
+    public func holdForOpenFile(handle: UInt64, item: ItemName) -> Int32 {
+        noteWriting([item])
+        guard enabled, !isHeldByClient(item) else { return 0 }
+        switch acquire(item) {
+        case .held: lock.withLock { openFileHolds[handle] = item }
+        case .nothingToLock: break
+        case .busy: return EBUSY
+        }
+        return 0
+    }
+
+    /// The kernel released open file `handle`.
+    public func releaseOpenFile(handle: UInt64) {
+        guard let item = lock.withLock({ openFileHolds.removeValue(forKey: handle) }) else { return }
+        noteWriting([item])
+        release(item)
+    }
+
+    /// A client asks for `item`'s lock through the mount: the mount stops
+    /// holding it for files open for writing, or a process that opened a file
+    /// for writing and then locks its item (`exec 3>>f; flock 3`) would wait
+    /// on the mount forever. The client becomes the writer, as above.
+    public func yieldOpenFileHolds(of item: ItemName) {
+        let handles = lock.withLock {
+            let handles = openFileHolds.filter { $0.value == item }.map(\.key)
+            for handle in handles { openFileHolds[handle] = nil }
+            return handles
+        }
+        for _ in handles { release(item) }
     }
 
     /// The mount's own hold on an item's exclusive lock, shared by every

@@ -153,8 +153,12 @@ enum FuseOperations {
         // kernel stop sending one round trip per close(2).
         ops.release = { request, _, info in
             // Closing the backing file drops any flock the client held through it.
-            FuseOperations.filesystem(request).writes.clientLockChanged(handle: info!.pointee.fh, item: ItemName([]), locked: false)
-            close(Int32(truncatingIfNeeded: info!.pointee.fh))
+            let fs = FuseOperations.filesystem(request)
+            let handle = info!.pointee.fh
+            fs.writes.clientLockChanged(handle: handle, item: ItemName([]), locked: false)
+            close(Int32(truncatingIfNeeded: handle))
+            fs.kernelPassthrough.release(handle: handle)
+            fs.writes.releaseOpenFile(handle: handle)
             fuse_reply_err(request, 0)
         }
         ops.fsync = { request, _, dataOnly, info in
@@ -176,9 +180,12 @@ enum FuseOperations {
         ops.flock = { request, id, info, operation in
             // Carried to the backing file: the same lock processes in BACKING take.
             let handle = info!.pointee.fh
+            let fs = FuseOperations.filesystem(request)
+            if operation & LOCK_UN == 0, let item = fs.passthrough.node(id)?.item {
+                fs.writes.yieldOpenFileHolds(of: item)
+            }
             let result = flock(Int32(truncatingIfNeeded: handle), operation)
             let code = result == 0 ? 0 : errno
-            let fs = FuseOperations.filesystem(request)
             if code == 0, let node = fs.passthrough.node(id), let item = node.item {
                 fs.writes.clientLockChanged(handle: handle, item: item, locked: operation & LOCK_UN == 0)
             }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFuse
+import CSystemShims
 
 /// One mount, from preflight to unmount: builds the live catalog (so every
 /// view is complete before the mount is visible), creates the FUSE session,
@@ -18,6 +19,9 @@ public struct FuseSession {
         public var lockTimeout = 5.0
         /// Whether writes through bundles/ take the items' locks.
         public var coordinatesWrites = true
+        /// Whether regular files under bundles/ open in kernel passthrough
+        /// mode where the kernel allows it (Linux 6.9+, CAP_SYS_ADMIN).
+        public var kernelPassthrough = true
         /// Payload key paths to keep for `query/` folders that filter or sort on them.
         public var payloadKeys: [String] = []
         /// The configuration file (nil: BACKING/.queryfs.toml when there is one).
@@ -66,7 +70,8 @@ public struct FuseSession {
                                       ignoring: { configuration.ignores($0.description) }, log: log)
             filesystem = try QueryFilesystem(
                 catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
-                lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites)
+                lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites,
+                kernelPassthrough: options.kernelPassthrough)
         } catch {
             throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")
         }
@@ -90,6 +95,15 @@ public struct FuseSession {
         }
         FuseLog.forward(to: log)
         defer { fuse_session_unmount(session) }
+        // libfuse sends and receives through these, which ask the kernel for
+        // passthrough in the INIT reply (libfuse 3.14 does not know of it).
+        var io = fuse_custom_io(writev: qfs_io_writev, read: qfs_io_read,
+                                splice_receive: qfs_io_splice_receive, splice_send: qfs_io_splice_send)
+        qfs_passthrough_configure(backing)
+        filesystem.kernelPassthrough.fuseFD = fuse_session_fd(session)
+        if options.kernelPassthrough, fuse_session_custom_io(session, &io, fuse_session_fd(session)) != 0 {
+            log("kernel passthrough unavailable: libfuse refused custom I/O")
+        }
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountPreflight.Failure("cannot install signal handlers")
         }

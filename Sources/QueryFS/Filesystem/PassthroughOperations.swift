@@ -126,8 +126,33 @@ extension QueryFilesystem {
         let fd = open(Self.procPath(node.fd), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return replyError(request) }
         info.pointee.fh = UInt64(fd)
+        if let backingID = kernelPassthrough.register(handle: info.pointee.fh, fd: fd, node: node.id) {
+            return replyPassthroughOpen(request, node: node, info: info, backingID: backingID) { fuse_reply_open(request, info) }
+        }
         qfs_file_info_set(info, 0, keepsKernelCache(node) ? 1 : 0, 0)
         fuse_reply_open(request, info)
+    }
+
+    /// Replies to an open or create in kernel passthrough mode. A file opened
+    /// for writing holds its item's lock until release: its writes go from
+    /// the kernel to BACKING without passing here, one by one.
+    func replyPassthroughOpen(_ request: fuse_req_t?, node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>,
+                              backingID: Int32, reply: () -> Int32)
+    {
+        let handle = info.pointee.fh
+        if info.pointee.flags & O_ACCMODE != O_RDONLY, let item = node.item {
+            let code = writes.holdForOpenFile(handle: handle, item: item)
+            guard code == 0 else {
+                kernelPassthrough.release(handle: handle)
+                close(Int32(truncatingIfNeeded: handle))
+                return replyError(request, code)
+            }
+        }
+        qfs_passthrough_mark_next_open(backingID)
+        // A reply that did not reach the kernel (the open was interrupted):
+        // libfuse calls release for it, which lets go of both.
+        _ = reply()
+        qfs_passthrough_mark_next_open(0)
     }
 
     /// Whether the kernel may keep a node's pages (file data, directory
@@ -149,6 +174,11 @@ extension QueryFilesystem {
         do {
             var entry = try passthroughEntry(parent: parent, name: name)
             let created = passthrough.node(entry.ino)
+            if let created, let backingID = kernelPassthrough.register(handle: info.pointee.fh, fd: fd, node: created.id) {
+                return replyPassthroughOpen(request, node: created, info: info, backingID: backingID) {
+                    fuse_reply_create(request, &entry, info)
+                }
+            }
             qfs_file_info_set(info, 0, created.map(keepsKernelCache) == true ? 1 : 0, 0)
             fuse_reply_create(request, &entry, info)
         } catch {

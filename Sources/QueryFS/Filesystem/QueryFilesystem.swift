@@ -17,6 +17,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     let policy = CachePolicy()
     /// Locks taken around every mutating operation under bundles/ (SPEC §5).
     let writes: WriteCoordinator
+    /// Regular files the kernel reads and writes itself (FUSE passthrough).
+    let kernelPassthrough: KernelPassthrough
     let mountTime: Timestamp
     let owner: (uid: uid_t, gid: gid_t)
     /// Serializes tag/ listings with tag folders appearing and vanishing (see ViewFolder.replyLock).
@@ -27,9 +29,11 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"
 
-    public init(catalog: LiveCatalog, linkStyle: LinkStyle, lockTimeout: Double = 5, coordinatesWrites: Bool = true)
+    public init(catalog: LiveCatalog, linkStyle: LinkStyle, lockTimeout: Double = 5, coordinatesWrites: Bool = true,
+                kernelPassthrough: Bool = true)
         throws(SystemError)
     {
+        self.kernelPassthrough = KernelPassthrough(enabled: kernelPassthrough)
         self.catalog = catalog
         self.linkStyle = linkStyle
         let writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)

@@ -24,6 +24,8 @@ struct MountCommand: ParsableCommand {
     var lockTimeout: Double = 5
     @Flag(name: .customLong("no-coordination"), help: "Do not take item locks for writes through bundles/ (for benchmarks).")
     var noCoordination = false
+    @Flag(name: .customLong("no-passthrough"), help: "Serve file reads and writes through the daemon, not kernel passthrough (for comparison).")
+    var noPassthrough = false
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
     @Option(name: .customLong("payload-key"), help: "A payload key path (webLocation.relative) that query/ folders may filter or sort on; repeatable.")
@@ -39,6 +41,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.absoluteLinks = absoluteLinks
         sessionOptions.lockTimeout = lockTimeout
         sessionOptions.coordinatesWrites = !noCoordination
+        sessionOptions.kernelPassthrough = !noPassthrough
         sessionOptions.payloadKeys = payloadKeys
         sessionOptions.configFile = configFile
         let logFile = logPath
@@ -64,6 +67,7 @@ struct MountCommand: ParsableCommand {
         if absoluteLinks { arguments.append("--absolute-links") }
         arguments += ["--lock-timeout", String(lockTimeout)]
         if noCoordination { arguments.append("--no-coordination") }
+        if noPassthrough { arguments.append("--no-passthrough") }
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
         if let logPath { arguments += ["--log", logPath] }
