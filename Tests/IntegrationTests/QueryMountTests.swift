@@ -112,6 +112,67 @@ final class QueryMountTests: XCTestCase {
         XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
     }
 
+    /// `.queryfs.toml` edited while mounted: a good edit changes the views
+    /// live (new, changed, gone, nested); a broken one keeps the last good
+    /// configuration and logs its file:line:column; fixing it applies again.
+    func testAnEditedConfigurationIsReloadedLive() throws {
+        fixture = MountedFixture { corpus in
+            for number in 0..<30 {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 5 == 0,
+                              tags: number % 3 == 0 ? ["three"] : number % 2 == 0 ? ["two"] : [], mtime: 1_000 + number)
+            }
+            corpus.write(corpus.path + "/.queryfs.toml",
+                         Array("[views]\nkeep = \"tag:three\"\nchanged = \"tag:three\"\ngone = \"archived\"\n".utf8))
+        }
+        let log = fixture.root + "/mount.log"
+        try fixture.mount(["--log", log])
+        let config = fixture.backed(".queryfs.toml")
+        func rootNames() -> Set<String> { Set((RawFiles.list(fixture.mountPoint) ?? []).map { String(decoding: $0, as: UTF8.self) }) }
+        func matches(_ views: [String]) -> Bool {
+            views.allSatisfy {
+                ViewComparison.mounted(mountPoint: fixture.mountPoint, view: $0) == ViewComparison.expected(backing: fixture.backing, view: $0)
+            }
+        }
+        XCTAssertTrue(rootNames().isSuperset(of: ["keep", "changed", "gone"]))
+        XCTAssertTrue(matches(["keep", "changed", "gone"]))
+        _ = ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "changed")  // the kernel now caches it
+
+        // Saved as editors do: a new file renamed over the old one.
+        Corpus(path: fixture.backing).write(config + ".new", Array("""
+            [views]
+            keep = "tag:three"
+            changed = "tag:two sort:-title"
+            "group/inner" = "-archived"
+            """.utf8))
+        XCTAssertEqual(rename(config + ".new", config), 0)
+        XCTAssertTrue(eventually(timeout: 3) {
+            let names = rootNames()
+            return names.isSuperset(of: ["keep", "changed", "group"]) && !names.contains("gone")
+                && matches(["keep", "changed", "group/inner"])
+        }, "\(rootNames())")
+        XCTAssertNil(RawFiles.stat(Array(fixture.mounted("gone").utf8)))
+        XCTAssertEqual(RawFiles.list(fixture.mounted("group"))?.map { String(decoding: $0, as: UTF8.self) }, ["inner"])
+        let changedListing = ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "changed")
+
+        // A broken edit, written in place: the views stay, the log says where.
+        Corpus(path: fixture.backing).write(config, Array("[views]\nkeep = \"tag:three\"\nchanged = \"tag:\"\n".utf8))
+        XCTAssertTrue(eventually(timeout: 3) {
+            (RawFiles.read(log).map { String(decoding: $0, as: UTF8.self) } ?? "").contains("not reloaded")
+        })
+        let logText = String(decoding: RawFiles.read(log) ?? [], as: UTF8.self)
+        XCTAssertTrue(logText.contains(".queryfs.toml:3:"), logText)
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "changed"), changedListing)
+        XCTAssertTrue(rootNames().isSuperset(of: ["keep", "changed", "group"]))
+
+        // Fixed: applied again.
+        Corpus(path: fixture.backing).write(config, Array("[views]\nkeep = \"tag:three\"\n".utf8))
+        XCTAssertTrue(eventually(timeout: 3) {
+            let names = rootNames()
+            return names.contains("keep") && !names.contains("changed") && !names.contains("group")
+        }, "\(rootNames())")
+        XCTAssertTrue(matches(["keep", "by-name"]))
+    }
+
     /// Twenty configured views (nested ones among them) and query folders
     /// after random changes: every view of the mount equals `queryfs ls`.
     func testTwentyConfiguredViewsFollowRandomChanges() throws {

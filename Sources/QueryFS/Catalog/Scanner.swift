@@ -7,7 +7,7 @@ import Dispatch
 /// per item one statx, and for a bundle a walk of its tree (statx each
 /// entry) plus one read of its payload. Nothing else is read.
 public struct Scanner: Sendable {
-    public let sources: FieldSources
+    public var sources: FieldSources
     let paths: FieldSources.SplitPaths
     /// Largest payload read; a larger one is reported and ignored.
     public var payloadLimit = 16 << 20

@@ -59,15 +59,18 @@ public struct FuseSession {
         } catch {
             throw MountPreflight.Failure("\(error)")
         }
-        let shown = configuration.views
         let catalog: LiveCatalog
         let filesystem: QueryFilesystem
         do {
             var sources = configuration.sources
             sources.extraKeyPaths = Set(options.payloadKeys)
-            let viewSet = ViewSet(fixed: ViewDefinition.builtIn + shown.map { $0.query.view(at: $0.path) })
-            catalog = try LiveCatalog(backingPath: backing, viewSet: viewSet, sources: sources,
+            catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, log: log)
+            // Absolute: the daemon leaves the working directory.
+            let configFile = options.configFile.map { MountPreflight.realpathString($0) ?? $0 }
+            let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)
+            try catalog.watchConfiguration(at: reloader.path)
+            catalog.reloadConfiguration = { reloader.reload() }
             filesystem = try QueryFilesystem(
                 catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites,

@@ -32,10 +32,15 @@ struct KernelCacheInvalidator {
         for item in update.touchedItems {
             if let record = filesystem.catalog.withIndex({ $0.records[item] }) { folders.remember(record) }
         }
+        if let reconfiguration = update.reconfiguration {
+            let forgotten = filesystem.reconfigure(reconfiguration, listings: update.listings, at: now)
+            for entry in forgotten.entries { invalidateEntry(parent: entry.parent, name: entry.name) }
+            for inode in forgotten.inodes { invalidateInode(inode) }
+        }
         for change in update.changes {
             if change.kind == .vanished, change.path.count == 2 {
                 guard let folder = folders.folder(path: change.path) else { continue }
-                filesystem.tagRootLock.withLock { folders.removeTagFolder(change.path[1]) }
+                filesystem.tagRootLock.withLock { folders.removeFolder(path: change.path) }
                 folder.replace(ViewListing(records: []), at: now)
                 invalidateEntry(parent: NodeID.tagRoot, name: Array(change.path[1].utf8))
                 invalidateInode(NodeID.tagRoot)

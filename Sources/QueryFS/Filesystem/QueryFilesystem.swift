@@ -46,10 +46,10 @@ public final class QueryFilesystem: @unchecked Sendable {
         mountTime = Timestamp(seconds: Int64(now.tv_sec), nanoseconds: UInt32(now.tv_nsec))
         owner = (getuid(), getgid())
         catalog.withIndex { index in
-            fixedPaths = index.viewSet.fixed.map(\.path)
+            fixedPathsStorage = index.viewSet.fixed.map(\.path)
             folders.rememberAll(index.records)
             for view in index.views { installListing(of: view.definition.path, records: view.records, at: mountTime) }
-            installGroups()
+            installGroups(at: mountTime)
         }
     }
 
@@ -68,7 +68,9 @@ public final class QueryFilesystem: @unchecked Sendable {
 
     /// Paths of the fixed views, in root listing order (read once: handlers
     /// must not take the index lock).
-    private(set) var fixedPaths: [[String]] = []
+    private var fixedPathsStorage: [[String]] = []
+    private let fixedPathsLock = PlainLock()
+    var fixedPaths: [[String]] { fixedPathsLock.withLock { fixedPathsStorage } }
 
     /// Top-level folders of the root (fixed views and groups of nested
     /// views, in configuration order), excluding `tag/` and `query/`.
@@ -77,22 +79,66 @@ public final class QueryFilesystem: @unchecked Sendable {
         return fixedPaths.compactMap { path in seen.insert(path[0]).inserted ? folders.folder(path: [path[0]]) : nil }
     }
 
-    /// The folders that hold nested views (`reading/` of `reading/today`),
-    /// each listing its children in configuration order.
-    private func installGroups() {
+    /// The folders that hold nested views (`reading/` of `reading/today`):
+    /// each group's children in configuration order, groups in order met.
+    private static func groups(of paths: [[String]]) -> [(path: [String], children: [String])] {
         var children: [[String]: [String]] = [:]
         var order: [[String]] = []
-        for path in fixedPaths where path.count > 1 {
+        for path in paths where path.count > 1 {
             for depth in 1..<path.count {
                 let group = Array(path.prefix(depth))
                 if children[group] == nil { order.append(group) }
                 if !(children[group, default: []].contains(path[depth])) { children[group, default: []].append(path[depth]) }
             }
         }
-        for group in order {
-            let (folder, _) = folders.folder(path: group, listing: ViewListing(records: []), time: mountTime)
-            folder.makeGroup(of: children[group]!)
+        return order.map { ($0, children[$0]!) }
+    }
+
+    private func installGroups(at time: Timestamp) {
+        for group in Self.groups(of: fixedPaths) {
+            let (folder, _) = folders.folder(path: group.path, listing: ViewListing(records: []), time: time)
+            folder.makeGroup(of: group.children)
         }
+    }
+
+    /// The configured views changed (the configuration was reloaded): gone
+    /// views and groups leave, remade views take their new listing, groups
+    /// list their new children. Returns what the kernel must forget: the
+    /// names (parent node, name) of every folder gone, remade or new, and
+    /// the folders whose listings changed.
+    func reconfigure(_ change: LiveIndex.Reconfiguration, listings: [[String]: RecordList], at time: Timestamp)
+        -> (entries: [(parent: UInt64, name: [UInt8])], inodes: [UInt64])
+    {
+        let oldPaths = fixedPaths
+        let newPaths = catalog.withIndex { $0.viewSet.fixed.map(\.path) }
+        let oldGroups = Self.groups(of: oldPaths).map(\.path)
+        let newGroups = Self.groups(of: newPaths).map(\.path)
+        var entries: [(parent: UInt64, name: [UInt8])] = []
+        var inodes: [UInt64] = [NodeID.root]
+        func forget(_ path: [String]) {
+            let parent = path.count == 1 ? NodeID.root : folders.folder(path: Array(path.dropLast()))?.id
+            if let parent { entries.append((parent, Array(path.last!.utf8))) }
+        }
+        // Names first, while the old parents still stand.
+        let gone = change.removed + oldGroups.filter { !newGroups.contains($0) }
+        for path in gone + change.remade { forget(path) }
+        for path in gone {
+            if let folder = folders.folder(path: path) { inodes.append(folder.id) }
+            folders.removeFolder(path: path)
+        }
+        // A path that was a group and is now a view (or the reverse) gets a new folder.
+        for path in change.remade where oldGroups.contains(path) { folders.removeFolder(path: path) }
+        fixedPathsLock.withLock { fixedPathsStorage = newPaths }
+        for path in change.remade {
+            let (folder, _) = installListing(of: path, records: listings[path] ?? [], at: time)
+            inodes.append(folder.id)
+        }
+        installGroups(at: time)
+        for group in newGroups {
+            if let folder = folders.folder(path: group) { inodes.append(folder.id) }
+            if !oldGroups.contains(group) { forget(group) }
+        }
+        return (entries, inodes)
     }
 
     // MARK: Attributes

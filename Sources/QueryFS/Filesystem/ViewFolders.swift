@@ -49,13 +49,15 @@ final class ViewFolder: @unchecked Sendable {
     private var changedStorage: Timestamp
 
     /// A group folder (a configured path such as `reading/` of
-    /// `reading/today`) holds these folders instead of entries; fixed at mount.
-    private(set) var groupChildren: [String]?
+    /// `reading/today`) holds these folders instead of entries; set at mount
+    /// and when the configuration is reloaded.
+    private var groupChildrenStorage: [String]?
+    var groupChildren: [String]? { lock.withLock { groupChildrenStorage } }
 
     var isGroup: Bool { groupChildren != nil }
 
-    /// Makes this folder a group of `children` (at mount, before any request).
-    func makeGroup(of children: [String]) { groupChildren = children }
+    /// Makes this folder a group of `children`.
+    func makeGroup(of children: [String]) { lock.withLock { groupChildrenStorage = children } }
 
     init(serial: UInt32, path: [String], listing: ViewListing, changed: Timestamp) {
         self.serial = serial
@@ -125,12 +127,13 @@ final class ViewFolderTable: @unchecked Sendable {
         }
     }
 
-    /// A tag folder that no longer exists: its path is free again, but its
-    /// serial stays taken (ids of gone entries never point elsewhere).
-    func removeTagFolder(_ name: String) {
+    /// A folder that no longer exists (a tag folder emptied, a view taken
+    /// out of the configuration): its path is free again, but its serial
+    /// stays taken (ids of gone entries never point elsewhere).
+    func removeFolder(path: [String]) {
         lock.withLock {
-            folderByPath[[ViewDefinition.tagFolder, name]] = nil
-            tagFolderNames.removeAll { $0 == name }
+            folderByPath[path] = nil
+            if path.count == 2, path[0] == ViewDefinition.tagFolder { tagFolderNames.removeAll { $0 == path[1] } }
         }
     }
 

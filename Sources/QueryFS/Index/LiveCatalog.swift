@@ -25,9 +25,13 @@ public final class LiveCatalog: @unchecked Sendable {
     }
 
     public let backing: BackingDirectory
-    public let scanner: Scanner
+    /// Reads items; its field sources change when the configuration is
+    /// reloaded (under the index lock, on the watcher's thread).
+    public private(set) var scanner: Scanner
     /// Names the configuration says are not items (ignore patterns).
-    private let ignored: @Sendable (ItemName) -> Bool
+    private var ignored: @Sendable (ItemName) -> Bool
+    /// Payload key paths kept whatever the configuration says (--payload-key).
+    private let requestedKeyPaths: Set<String>
     public var timing = Timing()
     /// The index, guarded: the watcher thread updates it under this lock,
     /// and `withIndex` reads it under the same lock from any thread.
@@ -45,6 +49,7 @@ public final class LiveCatalog: @unchecked Sendable {
                 log: @escaping @Sendable (String) -> Void) throws(SystemError)
     {
         self.ignored = ignored
+        requestedKeyPaths = sources.extraKeyPaths
         let root = try BackingDirectory(path: path)
         backing = root
         var sources = sources
@@ -126,6 +131,47 @@ public final class LiveCatalog: @unchecked Sendable {
         public let changes: [ViewChange]
         public let listings: [[String]: RecordList]
         public let touchedItems: Set<ItemName>
+        /// The configured views changed (their listings are in `listings`).
+        public var reconfiguration: LiveIndex.Reconfiguration?
+    }
+
+    /// What a reloaded configuration asks of the index.
+    public struct Configuration: Sendable {
+        public var viewSet: ViewSet
+        public var sources: FieldSources
+        public var ignoring: @Sendable (ItemName) -> Bool
+        public init(viewSet: ViewSet, sources: FieldSources, ignoring: @escaping @Sendable (ItemName) -> Bool) {
+            self.viewSet = viewSet
+            self.sources = sources
+            self.ignoring = ignoring
+        }
+    }
+
+    /// Reads the configuration again after its file changed (on the watcher's
+    /// thread); nil keeps the current one (it is broken, or unchanged).
+    /// Set before `start`, with `watchConfiguration`.
+    public var reloadConfiguration: (@Sendable () -> Configuration?)?
+
+    /// Watches the configuration file at `path` (before `start`).
+    public func watchConfiguration(at path: String) throws(SystemError) {
+        try watcher.watchConfiguration(path: path)
+    }
+
+    /// Takes a reloaded configuration: views change in place; new field
+    /// sources or ignore patterns mean every item is read again.
+    private func apply(_ configuration: Configuration, to index: LiveIndex) -> (LiveIndex.Reconfiguration, rescan: Bool) {
+        var sources = configuration.sources
+        sources.extraKeyPaths = requestedKeyPaths.union(configuration.viewSet.payloadKeyPaths)
+        let rescan = sources != scanner.sources || !sameIgnores(configuration.ignoring)
+        scanner.sources = sources
+        ignored = configuration.ignoring
+        return (index.reconfigure(configuration.viewSet), rescan)
+    }
+
+    /// Whether `other` ignores the same of the names present now.
+    private func sameIgnores(_ other: (ItemName) -> Bool) -> Bool {
+        let names = (try? backing.itemNames()) ?? []
+        return names.allSatisfy { ignored($0) == other($0) }
     }
 
     public typealias Subscriber = @Sendable (Update) -> Void
@@ -175,9 +221,12 @@ public final class LiveCatalog: @unchecked Sendable {
         } catch {
             throw .unparsable(error)
         }
-        let missing = query.payloadKeyPaths.subtracting(scanner.sources.extraKeyPaths)
+        let missing: Set<String> = indexLock.withLock {
+            let missing = query.payloadKeyPaths.subtracting(scanner.sources.extraKeyPaths)
+            if missing.isEmpty { install(index.queryView(text, query).records) }
+            return missing
+        }
         guard missing.isEmpty else { throw .payloadKeysNotExtracted(missing) }
-        indexLock.withLock { install(index.queryView(text, query).records) }
     }
 
     /// Tells whether the mount is writing an item right now (set before `start`).
@@ -248,7 +297,10 @@ public final class LiveCatalog: @unchecked Sendable {
                 lastUnwatchedRescan = monotonicSeconds()
             }
             burstStart = nil
-            guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
+            guard pending.needsFullRescan || pending.configurationChanged || !pending.dirtyItems.isEmpty else { continue }
+            // Read outside the index lock: requests wait on it.
+            let configuration = pending.configurationChanged ? reloadConfiguration?() : nil
+            pending.configurationChanged = false
             // Items the mount is writing wait until it pauses (at most writerMaximumDelaySeconds).
             var deferred = Set<ItemName>()
             if let isBeingWritten, !pending.needsFullRescan {
@@ -269,26 +321,32 @@ public final class LiveCatalog: @unchecked Sendable {
                     burstStart = burstStart ?? monotonicSeconds()
                 }
             }
-            guard pending.needsFullRescan || !pending.dirtyItems.isEmpty else { continue }
+            guard pending.needsFullRescan || configuration != nil || !pending.dirtyItems.isEmpty else { continue }
             let observation = pending
             pending = BackingWatcher.Observation(backingGone: pending.backingGone)
             let update: Update = indexLock.withLock {
-                let changes = flush(observation, into: index)
+                var reconfiguration: LiveIndex.Reconfiguration?
+                var rescan = false
+                if let configuration { (reconfiguration, rescan) = apply(configuration, to: index) }
+                let changes = flush(observation, into: index, rescanAll: rescan)
                 var listings: [[String]: RecordList] = [:]
                 for change in changes where change.kind != .vanished {
                     listings[change.path] = index.view(at: change.path)?.records ?? []
                 }
-                return Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems)
+                for path in reconfiguration?.remade ?? [] { listings[path] = index.view(at: path)?.records ?? [] }
+                var update = Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems)
+                update.reconfiguration = reconfiguration
+                return update
             }
-            if !update.changes.isEmpty || !update.touchedItems.isEmpty { onChange(update) }
+            if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { onChange(update) }
         }
     }
 
     /// Re-reads the dirty items (all of them after an overflow) and updates the index.
-    private func flush(_ observation: BackingWatcher.Observation, into index: LiveIndex) -> [ViewChange] {
+    private func flush(_ observation: BackingWatcher.Observation, into index: LiveIndex, rescanAll: Bool = false) -> [ViewChange] {
         var names = observation.dirtyItems
-        if observation.needsFullRescan {
-            log("inotify queue overflowed: rescanning \(backing.path)")
+        if observation.needsFullRescan { log("inotify queue overflowed: rescanning \(backing.path)") }
+        if observation.needsFullRescan || rescanAll {
             names.formUnion(index.records.keys)
             names.formUnion((try? backing.itemNames()) ?? [])
         }
@@ -300,7 +358,7 @@ public final class LiveCatalog: @unchecked Sendable {
             }
             switch scanner.scan(named: name, in: backing.fd) {
             case .item(let item):
-                if observation.needsFullRescan, item.kind == .bundle { watcher.watchBundle(name) }
+                if observation.needsFullRescan || rescanAll, item.kind == .bundle { watcher.watchBundle(name) }
                 batch[name] = item
             case .gone:
                 watcher.unwatch(name)

@@ -5,7 +5,7 @@
 /// Not thread-safe: one owner (the watcher's thread) applies changes and
 /// hands the results on.
 public final class LiveIndex {
-    public let viewSet: ViewSet
+    public private(set) var viewSet: ViewSet
     public private(set) var records: [ItemName: ItemRecord] = [:]
     private var fixedViews: [SortedView]
     private var tagViews: [String: SortedView] = [:]
@@ -50,6 +50,32 @@ public final class LiveIndex {
     }
 
     public var items: [Item] { records.values.map(\.item) }
+
+    /// Views gone and views made anew when the configured views change.
+    public struct Reconfiguration: Sendable, Equatable {
+        public var removed: [[String]] = []
+        public var remade: [[String]] = []
+    }
+
+    /// Takes a new set of configured views (the configuration was reloaded):
+    /// a view whose definition is unchanged keeps its state, a new or changed
+    /// one is evaluated afresh over the current items.
+    public func reconfigure(_ newSet: ViewSet) -> Reconfiguration {
+        var current: [[String]: SortedView] = [:]
+        for view in fixedViews { current[view.definition.path] = view }
+        let all = Array(records.values)
+        let items = all.map(\.item)
+        var result = Reconfiguration()
+        fixedViews = newSet.fixed.map { definition in
+            if let existing = current[definition.path], existing.definition == definition { return existing }
+            result.remade.append(definition.path)
+            return SortedView(definition: definition, records: definition.select(items).map { all[$0] })
+        }
+        let newPaths = Set(newSet.fixed.map(\.path))
+        result.removed = viewSet.fixed.map(\.path).filter { !newPaths.contains($0) }
+        viewSet = newSet
+        return result
+    }
 
     /// The view of an ad-hoc query, made (and kept current from now on) if new.
     public func queryView(_ text: String, _ query: Query) -> SortedView {

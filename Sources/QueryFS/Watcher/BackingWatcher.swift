@@ -14,6 +14,8 @@ final class BackingWatcher {
         var needsFullRescan = false
         /// The backing directory itself was deleted or moved away.
         var backingGone = false
+        /// The configuration file was written, replaced or removed.
+        var configurationChanged = false
 
         init(backingGone: Bool = false) { self.backingGone = backingGone }
     }
@@ -28,6 +30,9 @@ final class BackingWatcher {
     private(set) var unwatchedItems = Set<ItemName>()
     private(set) var watchLimitReached = false
     private let log: (String) -> Void
+    /// The configuration file: the watch on its folder, and its name there.
+    private var configurationDescriptor: Int32 = -1
+    private var configurationName: [UInt8] = []
 
     private static let bundleMask = UInt32(
         IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
@@ -44,6 +49,19 @@ final class BackingWatcher {
     }
 
     var fd: Int32 { inotify.fd }
+
+    /// Reports changes to the file at `path` (`configurationChanged`): its
+    /// folder is watched for the name being written (close after writing),
+    /// renamed over (how editors save) or removed. BACKING itself already
+    /// has such a watch; IN_MASK_ADD keeps its mask.
+    func watchConfiguration(path: String) throws(SystemError) {
+        let bytes = Array(path.utf8)
+        let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
+        let folder = slash.map { $0 == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<$0]) } ?? Array(".".utf8)
+        configurationName = slash.map { Array(bytes[($0 + 1)...]) } ?? bytes
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) | UInt32(bitPattern: IN_MASK_ADD)
+        configurationDescriptor = try inotify.addWatch(path: folder, mask: mask)
+    }
 
     /// Waits up to `timeout` ms for events (returns early if `wakeFD` becomes readable).
     func inotifyWait(timeout: Int32, wakeFD: Int32) -> [Inotify.Event] {
@@ -145,6 +163,11 @@ final class BackingWatcher {
             if event.has(IN_Q_OVERFLOW) {
                 observation.needsFullRescan = true
                 continue
+            }
+            if event.descriptor == configurationDescriptor, event.name == configurationName,
+               event.has(IN_CLOSE_WRITE) || event.has(IN_MOVED_TO) || event.has(IN_MOVED_FROM) || event.has(IN_DELETE)
+            {
+                observation.configurationChanged = true
             }
             if event.descriptor == rootDescriptor {
                 if event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF) || event.has(IN_IGNORED) {
