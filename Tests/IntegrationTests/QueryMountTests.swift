@@ -104,12 +104,57 @@ final class QueryMountTests: XCTestCase {
         XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").count, 31)
         fixture.unmount()
 
-        fixture.backed(".queryfs.toml").withCString { unlink($0) }
+        _ = fixture.backed(".queryfs.toml").withCString { unlink($0) }
         Corpus(path: fixture.backing).write(fixture.backed(".queryfs.toml"), Array("[views]\nx = \"tag:a colour=red\"\n".utf8))
         let result = QueryfsBinary.run(["mount", fixture.backing, fixture.mountPoint])
         XCTAssertEqual(result.status, 2)
         XCTAssertTrue(result.stderrText.contains(".queryfs.toml:2:12: view 'x': unknown field 'colour'"), result.stderrText)
         XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+    }
+
+    /// `mkdir query/<query>` saves the query into the configuration (its
+    /// comments and tables kept), so its folder is there at the next mount;
+    /// `rmdir` forgets it; a hand edit of `queries` shows at once.
+    func testMkdirUnderQuerySavesTheQueryAndRmdirForgetsIt() throws {
+        fixture = MountedFixture { corpus in
+            for number in 0..<20 {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 4 == 0,
+                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number)
+            }
+            corpus.write(corpus.path + "/.queryfs.toml", Array("# my views\n[views]\nthrees = \"tag:three\"\n".utf8))
+        }
+        let log = fixture.root + "/mount.log"
+        try fixture.mount(["--log", log])
+        let config = fixture.backed(".queryfs.toml")
+        func configText() -> String { String(decoding: RawFiles.read(config) ?? [], as: UTF8.self) }
+        func queryNames() -> Set<String> { Set((RawFiles.list(fixture.mounted("query")) ?? []).map { String(decoding: $0, as: UTF8.self) }) }
+
+        XCTAssertNotNil(RawFiles.lstat(fixture.mounted("query/archived")), "an ad-hoc folder first")
+        XCTAssertEqual(mkdir(fixture.mounted("query/archived"), 0o755), 0, "mkdir of a folder looked up before: \(errno)")
+        XCTAssertEqual(mkdir(fixture.mounted("query/tag:three sort:title"), 0o755), 0, "mkdir of a new query: \(errno)")
+        XCTAssertEqual(mkdir(fixture.mounted("query/archived"), 0o755), -1)
+        XCTAssertEqual(errno, EEXIST)
+        XCTAssertEqual(mkdir(fixture.mounted("query/(tag:a"), 0o755), -1)
+        XCTAssertEqual(errno, EINVAL)
+        XCTAssertTrue(String(decoding: RawFiles.read(log) ?? [], as: UTF8.self).contains("mkdir query/(tag:a"))
+        XCTAssertEqual(configText(), "queries = [\"archived\", \"tag:three sort:title\"]\n# my views\n[views]\nthrees = \"tag:three\"\n")
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint,
+                                                  queries: ["archived", "tag:three sort:title"]), [])
+
+        XCTAssertEqual(rmdir(fixture.mounted("query/archived")), 0, "rmdir: \(errno)")
+        XCTAssertFalse(queryNames().contains("archived"))
+        XCTAssertEqual(configText(), "queries = [\"tag:three sort:title\"]\n# my views\n[views]\nthrees = \"tag:three\"\n")
+
+        fixture.unmount()
+        try fixture.mount(["--log", log])
+        XCTAssertEqual(queryNames(), ["tag:three sort:title"], "saved queries are there before any lookup")
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint,
+                                                  queries: ["tag:three sort:title"]), [])
+
+        // By hand: one more saved query, and one taken out.
+        Corpus(path: fixture.backing).write(config, Array("queries = [\"-archived\"]\n".utf8))
+        XCTAssertTrue(eventually(timeout: 3) { queryNames() == ["-archived"] }, "\(queryNames())")
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: ["-archived"]), [])
     }
 
     /// `.queryfs.toml` edited while mounted: a good edit changes the views

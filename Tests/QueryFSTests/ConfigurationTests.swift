@@ -84,8 +84,32 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(failure("[views]\na = 3")?.message, "a view is a query in quotes")
         XCTAssertEqual(failure("[fields]\ncolour = [\"c\"]")?.line, 2)
         XCTAssertEqual(failure("[other]\n")?.message, "unknown table [other] (tables: [views], [fields])")
-        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: ignore, [views], [fields])")
+        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: ignore, queries, [views], [fields])")
         XCTAssertEqual(failure("ignore = [1]")?.message, "'ignore' takes strings")
         XCTAssertEqual(failure("[views]\nx = \"tag:a\nb")?.description, ".queryfs.toml:2:5: the string is never closed")
+    }
+
+    func testSavedQueries() throws {
+        XCTAssertEqual(try configuration("queries = [\"tag:a\", \"-archived sort:title\"]").savedQueries, ["tag:a", "-archived sort:title"])
+        XCTAssertEqual(try configuration("queries = [\"payload.kind=x\"]").savedQueryKeyPaths, ["kind"])
+        XCTAssertEqual(failure("queries = [\"tag:a\", \"(tag:b\"]")?.description.hasPrefix(".queryfs.toml:1:11: saved query '(tag:b': "), true)
+        XCTAssertEqual(try configuration("queries = \"tag:a\"").savedQueries, ["tag:a"], "one string is a list of one")
+        XCTAssertEqual(failure("queries = [1]")?.message, "'queries' takes strings")
+    }
+
+    /// mkdir/rmdir under query/ rewrite the `queries` setting and nothing else.
+    func testSavedQueriesRewriteOnlyTheirSetting() {
+        XCTAssertEqual(SavedQueriesText.replacing(in: "", with: ["tag:a"]), "queries = [\"tag:a\"]\n")
+        XCTAssertEqual(SavedQueriesText.replacing(in: "# views\n[views]\nx = \"tag:x\"\n", with: ["a"]),
+                       "queries = [\"a\"]\n# views\n[views]\nx = \"tag:x\"\n")
+        XCTAssertEqual(SavedQueriesText.replacing(in: "ignore = []\nqueries = [\"a\"]  # mine\n[views]\n", with: ["a", "b"]),
+                       "ignore = []\nqueries = [\"a\", \"b\"]\n[views]\n")
+        XCTAssertEqual(SavedQueriesText.replacing(in: "queries = [\n  \"a ]\",\n  \"b\",\n]\nignore = []\n", with: []),
+                       "queries = []\nignore = []\n")
+        XCTAssertEqual(SavedQueriesText.replacing(in: "[views]\nqueries = \"tag:q\"\n", with: ["a"]),
+                       "queries = [\"a\"]\n[views]\nqueries = \"tag:q\"\n", "a view named queries is not the setting")
+        let awkward = "title:\"quoted\" back\\slash"
+        let text = SavedQueriesText.replacing(in: "", with: [awkward])
+        XCTAssertEqual(try? TOMLDocument(parsing: text).tables[""]?["queries"]?.value, .array([.string(awkward)]))
     }
 }

@@ -8,6 +8,7 @@ import Glibc
 /// file, line and column.
 ///
 ///     ignore = ["*.tmp", "Drafts*"]
+///     queries = ["tag:swift -archived"]     # saved query/ folders (mkdir/rmdir there)
 ///
 ///     [fields]
 ///     title = ["title", "webTitle"]
@@ -27,6 +28,8 @@ public struct Configuration: Equatable, Sendable {
     public var views: [View] = []
     public var sources = FieldSources()
     public var ignore: [String] = []
+    /// Queries saved as `query/<query>/` folders (`mkdir` there adds one).
+    public var savedQueries: [String] = []
 
     public init() {}
 
@@ -48,8 +51,21 @@ public struct Configuration: Equatable, Sendable {
             throw fail("unknown table [\(table)] (tables: [views], [fields])", line, 1)
         }
         for (key, entry) in document.tables[""] ?? [:] {
-            guard key == "ignore" else { throw fail("unknown setting '\(key)' (settings: ignore, [views], [fields])", entry.line, 1) }
-            ignore = try Self.strings(entry, named: key, fail)
+            switch key {
+            case "ignore":
+                ignore = try Self.strings(entry, named: key, fail)
+            case "queries":
+                savedQueries = try Self.strings(entry, named: key, fail)
+                for text in savedQueries {
+                    do {
+                        _ = try Query(parsing: text, now: now)
+                    } catch {
+                        throw fail("saved query '\(text)': \(error.message)", entry.line, entry.column)
+                    }
+                }
+            default:
+                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields])", entry.line, 1)
+            }
         }
         for (key, entry) in (document.tables["fields"] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
             let keys = try Self.strings(entry, named: key, fail)
@@ -116,7 +132,7 @@ public struct Configuration: Equatable, Sendable {
         return try Configuration(parsing: String(decoding: bytes, as: UTF8.self), file: path, now: now)
     }
 
-    private static func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
+    static func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         defer { close(fd) }

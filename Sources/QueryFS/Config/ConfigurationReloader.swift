@@ -1,12 +1,19 @@
-/// Reloads the configuration file of a live mount: each edit that parses
-/// becomes the catalog's new views, aliases and ignore patterns; an edit
-/// that does not parse is logged with its file, line and column, and the
-/// last good configuration stays.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The configuration file of a live mount. Each edit that parses becomes
+/// the catalog's new views, aliases, ignore patterns and saved queries; an
+/// edit that does not parse is logged with its file, line and column, and
+/// the last good configuration stays. `mkdir`/`rmdir` under `query/` add
+/// and remove saved queries through `save`/`forget`, which rewrite only the
+/// `queries` setting of the file.
 public final class ConfigurationReloader: @unchecked Sendable {
     private let backing: String
     private let file: String?
     private let log: @Sendable (String) -> Void
-    /// Touched only on the watcher's thread, which calls `reload`.
+    private let lock = PlainLock()
+    /// The last good configuration (guarded by `lock`).
     private var current: Configuration
 
     public init(backing: String, file: String?, loaded: Configuration, log: @escaping @Sendable (String) -> Void) {
@@ -19,6 +26,9 @@ public final class ConfigurationReloader: @unchecked Sendable {
     /// The file watched: `--config FILE`, or BACKING/.queryfs.toml.
     public var path: String { file ?? backing + "/" + Configuration.fileName }
 
+    /// The queries saved in the last good configuration.
+    public var savedQueries: [String] { lock.withLock { current.savedQueries } }
+
     /// The new configuration for the catalog, or nil to keep the current one.
     public func reload() -> LiveCatalog.Configuration? {
         let next: Configuration
@@ -28,10 +38,107 @@ public final class ConfigurationReloader: @unchecked Sendable {
             log("configuration not reloaded, the last good one stays: \(error)")
             return nil
         }
-        guard next != current else { return nil }
-        current = next
-        log("configuration reloaded from \(path): \(next.views.count) views")
+        let changed = lock.withLock {
+            guard next != current else { return false }
+            current = next
+            return true
+        }
+        guard changed else { return nil }
+        log("configuration reloaded from \(path): \(next.views.count) views, \(next.savedQueries.count) saved queries")
         return next.catalogConfiguration
+    }
+
+    public enum EditFailure: Error, CustomStringConvertible {
+        /// The file as it is now does not parse: it is not touched.
+        case broken(ConfigurationError)
+        case system(SystemError)
+
+        public var errno: Int32 {
+            switch self {
+            case .broken: EINVAL
+            case .system(let error): error.errno
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .broken(let error): "the configuration has an error, fix it first: \(error)"
+            case .system(let error): "\(error)"
+            }
+        }
+    }
+
+    /// Adds `query` to the saved queries (no change if it is there).
+    public func save(_ query: String) throws(EditFailure) {
+        try editSavedQueries { queries in if !queries.contains(query) { queries.append(query) } }
+    }
+
+    /// Removes `query` from the saved queries (no change if it is not there).
+    public func forget(_ query: String) throws(EditFailure) {
+        try editSavedQueries { queries in queries.removeAll { $0 == query } }
+    }
+
+    private func editSavedQueries(_ change: (inout [String]) -> Void) throws(EditFailure) {
+        // One edit at a time: two mkdirs must not both rewrite the old text.
+        let result: Result<Void, EditFailure> = lock.withLock {
+            do throws(EditFailure) {
+                try editSavedQueriesLocked(change)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    private func editSavedQueriesLocked(_ change: (inout [String]) -> Void) throws(EditFailure) {
+        let text: String
+        do {
+            text = String(decoding: try Configuration.readWholeFile(path), as: UTF8.self)
+        } catch {
+            guard error.errno == ENOENT else { throw .system(error) }
+            text = ""
+        }
+        var edited: Configuration
+        do {
+            edited = try Configuration(parsing: text, file: path, now: .now)
+        } catch {
+            throw .broken(error)
+        }
+        let before = edited.savedQueries
+        change(&edited.savedQueries)
+        guard edited.savedQueries != before else { return }
+        let newText = SavedQueriesText.replacing(in: text, with: edited.savedQueries)
+        do {
+            try Self.replaceFile(at: path, with: Array(newText.utf8))
+        } catch {
+            throw .system(error)
+        }
+        // The watcher reloads it too; the saved queries count from now on.
+        current.savedQueries = edited.savedQueries
+    }
+
+    /// Writes a new file beside the old one and renames it over: a reader
+    /// (or the watcher) sees the old text or the new, never half of one.
+    private static func replaceFile(at link: String, with bytes: [UInt8]) throws(SystemError) {
+        // A configuration that is a symlink (kept in a dotfiles repository)
+        // stays one: the file it points at is the one replaced.
+        let path = MountPreflight.realpathString(link) ?? link
+        let temporary = path + ".queryfs-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError.current("open", path: temporary) }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let failure = written == bytes.count ? nil : SystemError.current("write", path: temporary)
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = SystemError.current("rename", path: path)
+            unlink(temporary)
+            throw error
+        }
     }
 }
 
@@ -41,8 +148,16 @@ extension Configuration {
         ViewSet(fixed: ViewDefinition.builtIn + views.map { $0.query.view(at: $0.path) })
     }
 
+    /// Payload key paths the saved queries filter or sort on (kept by the scan).
+    public var savedQueryKeyPaths: Set<String> {
+        Set(savedQueries.flatMap { (try? Query(parsing: $0, now: .now))?.payloadKeyPaths ?? [] })
+    }
+
     public var catalogConfiguration: LiveCatalog.Configuration {
         let patterns = self
-        return LiveCatalog.Configuration(viewSet: viewSet, sources: sources, ignoring: { patterns.ignores($0.description) })
+        var sources = sources
+        sources.extraKeyPaths.formUnion(savedQueryKeyPaths)
+        return LiveCatalog.Configuration(viewSet: viewSet, sources: sources, savedQueries: savedQueries,
+                                         ignoring: { patterns.ignores($0.description) })
     }
 }

@@ -81,6 +81,7 @@ enum FuseOperations {
             }
         }
         ops.mkdir = { request, parent, name, mode in
+            if parent == NodeID.queryRoot { return FuseOperations.filesystem(request).queryMkdir(request, name: String(cString: name!)) }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughMake(request, parent: node, name: name!) { mkdirat($0, name!, mode) }
@@ -107,6 +108,7 @@ enum FuseOperations {
             }
         }
         ops.rmdir = { request, parent, name in
+            if parent == NodeID.queryRoot { return FuseOperations.filesystem(request).queryRmdir(request, name: String(cString: name!)) }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughRemove(request, parent: node, name: name!, directory: true)

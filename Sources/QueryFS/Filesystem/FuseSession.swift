@@ -63,7 +63,7 @@ public struct FuseSession {
         let filesystem: QueryFilesystem
         do {
             var sources = configuration.sources
-            sources.extraKeyPaths = Set(options.payloadKeys)
+            sources.extraKeyPaths = Set(options.payloadKeys).union(configuration.savedQueryKeyPaths)
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, log: log)
             // Absolute: the daemon leaves the working directory.
@@ -75,6 +75,8 @@ public struct FuseSession {
                 catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites,
                 kernelPassthrough: options.kernelPassthrough)
+            filesystem.configurationFile = reloader
+            _ = filesystem.takeSavedQueries(configuration.savedQueries)
         } catch {
             throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")
         }

@@ -37,6 +37,11 @@ struct KernelCacheInvalidator {
             for entry in forgotten.entries { invalidateEntry(parent: entry.parent, name: entry.name) }
             for inode in forgotten.inodes { invalidateInode(inode) }
         }
+        if let saved = update.savedQueries {
+            let forgotten = filesystem.takeSavedQueries(saved)
+            for name in forgotten.entries { invalidateEntry(parent: NodeID.queryRoot, name: name) }
+            for inode in forgotten.inodes { invalidateInode(inode) }
+        }
         for change in update.changes {
             if change.kind == .vanished, change.path.count == 2 {
                 guard let folder = folders.folder(path: change.path) else { continue }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFuse
 import CSystemShims
+import Synchronization
 
 /// The mounted filesystem: the root, the view folders of the live index as
 /// folders of symlinks, and `bundles/` passed through to the backing
@@ -25,6 +26,12 @@ public final class QueryFilesystem: @unchecked Sendable {
     let tagRootLock = PlainLock()
     /// Set once the session exists; notifications go through it.
     var session: OpaquePointer?
+    /// The configuration file that `mkdir`/`rmdir` under `query/` edit (nil: they fail with EROFS).
+    public var configurationFile: ConfigurationReloader?
+    /// The queries saved in the configuration, as `query/` shows them.
+    let savedQueries = Mutex<Set<String>>([])
+    /// Logged once: the mount cannot tell a mkdir lookup from another.
+    let warnedSyscallUnreadable = Atomic<Bool>(false)
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"
@@ -146,7 +153,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     func directoryAttributes(id: UInt64, changed: Timestamp) -> stat {
         var attributes = stat()
         attributes.st_ino = ino_t(id)
-        attributes.st_mode = S_IFDIR | 0o555
+        // query/ takes mkdir and rmdir (saved queries); the kernel checks permissions.
+        attributes.st_mode = S_IFDIR | (id == NodeID.queryRoot ? 0o755 : 0o555)
         attributes.st_nlink = 2
         attributes.st_uid = owner.uid
         attributes.st_gid = owner.gid

@@ -134,6 +134,7 @@ final class ViewFolderTable: @unchecked Sendable {
         lock.withLock {
             folderByPath[path] = nil
             if path.count == 2, path[0] == ViewDefinition.tagFolder { tagFolderNames.removeAll { $0 == path[1] } }
+            if path.count == 2, path[0] == ViewDefinition.queryFolder { queryFolderNames.removeAll { $0 == path[1] } }
         }
     }
 

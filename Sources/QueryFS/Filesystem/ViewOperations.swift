@@ -63,22 +63,7 @@ extension QueryFilesystem {
         }
     }
 
-    /// `query/<query>`: any name that parses is a live view of that query,
-    /// made on first lookup; one that does not is ENOENT, logged with why.
-    private func queryFolderLookup(_ request: fuse_req_t?, name: String) {
-        let path = [ViewDefinition.queryFolder, name]
-        if let folder = folders.folder(path: path) { return replyFolderEntry(request, folder) }
-        do {
-            try catalog.queryView(name) { records in _ = installListing(of: path, records: records, at: Timestamp.now) }
-        } catch {
-            catalog.logMessage("query/\(name): \(error)")
-            return fail(request, ENOENT)
-        }
-        guard let folder = folders.folder(path: path) else { return fail(request, ENOENT) }
-        replyFolderEntry(request, folder)
-    }
-
-    private func replyFolderEntry(_ request: fuse_req_t?, _ folder: ViewFolder) {
+    func replyFolderEntry(_ request: fuse_req_t?, _ folder: ViewFolder) {
         var entry = entryParameters(id: folder.id, attributes: directoryAttributes(id: folder.id, changed: folder.changed),
                                     timeout: policy.viewTimeout)
         fuse_reply_entry(request, &entry)

@@ -133,6 +133,8 @@ public final class LiveCatalog: @unchecked Sendable {
         public let touchedItems: Set<ItemName>
         /// The configured views changed (their listings are in `listings`).
         public var reconfiguration: LiveIndex.Reconfiguration?
+        /// The saved queries of a reloaded configuration.
+        public var savedQueries: [String]?
     }
 
     /// What a reloaded configuration asks of the index.
@@ -140,9 +142,13 @@ public final class LiveCatalog: @unchecked Sendable {
         public var viewSet: ViewSet
         public var sources: FieldSources
         public var ignoring: @Sendable (ItemName) -> Bool
-        public init(viewSet: ViewSet, sources: FieldSources, ignoring: @escaping @Sendable (ItemName) -> Bool) {
+        /// Queries whose views the mount keeps as `query/` folders.
+        public var savedQueries: [String]
+        public init(viewSet: ViewSet, sources: FieldSources, savedQueries: [String] = [],
+                    ignoring: @escaping @Sendable (ItemName) -> Bool) {
             self.viewSet = viewSet
             self.sources = sources
+            self.savedQueries = savedQueries
             self.ignoring = ignoring
         }
     }
@@ -162,6 +168,7 @@ public final class LiveCatalog: @unchecked Sendable {
     private func apply(_ configuration: Configuration, to index: LiveIndex) -> (LiveIndex.Reconfiguration, rescan: Bool) {
         var sources = configuration.sources
         sources.extraKeyPaths = requestedKeyPaths.union(configuration.viewSet.payloadKeyPaths)
+            .union(configuration.sources.extraKeyPaths)
         let rescan = sources != scanner.sources || !sameIgnores(configuration.ignoring)
         scanner.sources = sources
         ignored = configuration.ignoring
@@ -227,6 +234,15 @@ public final class LiveCatalog: @unchecked Sendable {
             return missing
         }
         guard missing.isEmpty else { throw .payloadKeysNotExtracted(missing) }
+    }
+
+    /// Stops keeping the view of query `text` current.
+    public func forgetQueryView(_ text: String) {
+        indexLock.withLock { index.forgetQueryView(text) }
+    }
+
+    public func hasQueryView(_ text: String) -> Bool {
+        indexLock.withLock { index.hasQueryView(text) }
     }
 
     /// Tells whether the mount is writing an item right now (set before `start`).
@@ -336,6 +352,7 @@ public final class LiveCatalog: @unchecked Sendable {
                 for path in reconfiguration?.remade ?? [] { listings[path] = index.view(at: path)?.records ?? [] }
                 var update = Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems)
                 update.reconfiguration = reconfiguration
+                update.savedQueries = configuration?.savedQueries
                 return update
             }
             if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { onChange(update) }

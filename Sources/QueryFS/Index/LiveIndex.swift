@@ -89,6 +89,13 @@ public final class LiveIndex {
         return view
     }
 
+    /// Stops keeping the view of an ad-hoc query (its folder was removed).
+    public func forgetQueryView(_ text: String) {
+        queryViews[text] = nil
+    }
+
+    public func hasQueryView(_ text: String) -> Bool { queryViews[text] != nil }
+
     /// Applies the new state of each named item (nil: it is gone) and returns
     /// what changed in each view, in view order. Items whose state is equal
     /// to the one already indexed change nothing.

@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+
+/// `query/`: any name that parses is a live view of that query, made on
+/// first lookup (as TMSU's `queries/`); one that does not is ENOENT, logged
+/// with why. `mkdir` there saves the query into the configuration (the
+/// folder then lasts across mounts); `rmdir` forgets it.
+extension QueryFilesystem {
+    func queryFolderLookup(_ request: fuse_req_t?, name: String) {
+        let path = [ViewDefinition.queryFolder, name]
+        let saved = savedQueries.withLock { $0.contains(name) }
+        // mkdir looks the name up first: a query not saved yet must be
+        // absent for it, or the kernel answers EEXIST without asking us.
+        if !saved, isMakingDirectory(request) { return fail(request, ENOENT) }
+        if let folder = folders.folder(path: path) { return replyFolderEntry(request, folder) }
+        do {
+            replyFolderEntry(request, try makeQueryFolder(name))
+        } catch {
+            catalog.logMessage("query/\(name): \(error)")
+            fail(request, ENOENT)
+        }
+    }
+
+    func queryMkdir(_ request: fuse_req_t?, name: String) {
+        if let error = QueryFilesystem.queryError(name) {
+            catalog.logMessage("mkdir query/\(name): \(error)")
+            return fail(request, EINVAL)
+        }
+        guard let file = configurationFile else { return fail(request, EROFS) }
+        do {
+            try file.save(name)
+        } catch {
+            catalog.logMessage("mkdir query/\(name): not saved: \(error)")
+            return fail(request, error.errno)
+        }
+        savedQueries.withLock { _ = $0.insert(name) }
+        let folder: ViewFolder
+        do {
+            folder = try makeQueryFolder(name)
+        } catch {
+            // Payload keys the scan does not keep yet: the reload that the
+            // saved file causes reads them, then fills this folder.
+            folder = installListing(of: [ViewDefinition.queryFolder, name], records: [], at: .now).folder
+        }
+        replyFolderEntry(request, folder)
+    }
+
+    func queryRmdir(_ request: fuse_req_t?, name: String) {
+        let saved = savedQueries.withLock { $0.contains(name) }
+        guard saved || folders.folder(path: [ViewDefinition.queryFolder, name]) != nil else { return fail(request, ENOENT) }
+        if saved {
+            guard let file = configurationFile else { return fail(request, EROFS) }
+            do {
+                try file.forget(name)
+            } catch {
+                catalog.logMessage("rmdir query/\(name): not removed: \(error)")
+                return fail(request, error.errno)
+            }
+            savedQueries.withLock { _ = $0.remove(name) }
+        }
+        removeQueryFolder(name)
+        fail(request, 0)
+    }
+
+    /// The folder of query `name`, its view made and kept current from now on.
+    func makeQueryFolder(_ name: String) throws(LiveCatalog.QueryViewFailure) -> ViewFolder {
+        let path = [ViewDefinition.queryFolder, name]
+        var made: ViewFolder?
+        try catalog.queryView(name) { records in made = installListing(of: path, records: records, at: Timestamp.now).folder }
+        return made!
+    }
+
+    private func removeQueryFolder(_ name: String) {
+        catalog.forgetQueryView(name)
+        folders.removeFolder(path: [ViewDefinition.queryFolder, name])
+    }
+
+    /// Takes the saved queries of the configuration (at mount, and on the
+    /// watcher's thread after a reload): folders for new ones, none for
+    /// those taken out. Returns what the kernel must forget.
+    func takeSavedQueries(_ names: [String]) -> (entries: [[UInt8]], inodes: [UInt64]) {
+        let wanted = Set(names)
+        let old = savedQueries.withLock { current in defer { current = wanted }; return current }
+        var entries: [[UInt8]] = []
+        var inodes: [UInt64] = []
+        for name in old.subtracting(wanted) {
+            removeQueryFolder(name)
+            entries.append(Array(name.utf8))
+        }
+        for name in names where !catalog.hasQueryView(name) {
+            do {
+                inodes.append(try makeQueryFolder(name).id)
+            } catch {
+                catalog.logMessage("saved query/\(name): \(error)")
+            }
+        }
+        if !entries.isEmpty || !inodes.isEmpty { inodes.append(NodeID.queryRoot) }
+        return (entries, inodes)
+    }
+
+    private static func queryError(_ text: String) -> QueryError? {
+        do {
+            _ = try Query(parsing: text, now: .now)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Whether the request comes from a thread in mkdir (see CallerSyscall).
+    private func isMakingDirectory(_ request: fuse_req_t?) -> Bool {
+        guard let context = fuse_req_ctx(request) else { return false }
+        guard let making = CallerSyscall.isMakingDirectory(thread: context.pointee.pid) else {
+            if !warnedSyscallUnreadable.exchange(true, ordering: .relaxed) {
+                catalog.logMessage("cannot read /proc/\(context.pointee.pid)/syscall: mkdir under query/ may answer EEXIST (add the query to `queries` in the configuration instead)")
+            }
+            return false
+        }
+        return making
+    }
+}
