@@ -92,21 +92,37 @@ public final class LiveCatalog: @unchecked Sendable {
     private let waitingForRelease = Mutex<Set<ItemName>>([])
     private let released = Mutex<Set<ItemName>>([])
 
-    /// Waits (on its own thread, blocked in flock) until the writer holding
-    /// `name` lets go, then has the watcher read it again.
+    /// Shared locks taken by `waitForRelease`, held until the watcher has
+    /// read their items.
+    private let heldForReading = Mutex<[ItemName: ItemLock]>([:])
+
+    /// Waits (on its own thread) until the writer holding `name` lets go,
+    /// then has the watcher read it again. The shared lock it got is kept
+    /// until that read: let go at once, a writer rewriting the item every
+    /// few milliseconds would take it back first, again and again, and the
+    /// views would fall ever further behind.
     private func waitForRelease(of name: ItemName) {
         let isNew = waitingForRelease.withLock { $0.insert(name).inserted }
         guard isNew else { return }
         let rootFD = backing.fd
         startThread { [self] in
-            if let lock = try? ItemLock(item: name, in: rootFD) {
-                try? lock.lock(.shared, timeout: nil)
-                lock.unlock()
+            if let lock = try? ItemLock(item: name, in: rootFD), (try? lock.lock(.shared, timeout: nil)) != nil {
+                heldForReading.withLock { $0[name] = lock }
             }
             waitingForRelease.withLock { _ = $0.remove(name) }
             released.withLock { _ = $0.insert(name) }
             wake()
         }
+    }
+
+    /// Lets go of the shared locks of items just read (nil: of all).
+    private func releaseHeldLocks(of names: Set<ItemName>?) {
+        let locks: [ItemLock] = heldForReading.withLock { held in
+            guard !held.isEmpty else { return [] }
+            guard let names else { defer { held.removeAll() }; return Array(held.values) }
+            return names.compactMap { held.removeValue(forKey: $0) }
+        }
+        for lock in locks { lock.unlock() }
     }
 
     private func wake() {
@@ -321,7 +337,8 @@ public final class LiveCatalog: @unchecked Sendable {
             var deferred = Set<ItemName>()
             if let isBeingWritten, !pending.needsFullRescan {
                 let now = monotonicSeconds()
-                for name in pending.dirtyItems where isBeingWritten(name, timing.writerQuietSeconds) {
+                // A released item is held for us now: no writer can be busy with it.
+                for name in pending.dirtyItems where !releasedNames.contains(name) && isBeingWritten(name, timing.writerQuietSeconds) {
                     let since = deferredSince[name] ?? now
                     if now - since < timing.writerMaximumDelaySeconds {
                         deferredSince[name] = since
@@ -355,8 +372,10 @@ public final class LiveCatalog: @unchecked Sendable {
                 update.savedQueries = configuration?.savedQueries
                 return update
             }
+            releaseHeldLocks(of: observation.dirtyItems)
             if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { onChange(update) }
         }
+        releaseHeldLocks(of: nil)
     }
 
     /// Re-reads the dirty items (all of them after an overflow) and updates the index.
