@@ -87,6 +87,30 @@ final class ViewTests: XCTestCase {
         XCTAssertEqual(itemNames(view, items), ["b", "c", "a", "d"])
     }
 
+    /// The flat-column sort of several keys (ranks per key) orders exactly
+    /// as comparing items does, over random items full of ties.
+    func testEveryOrderSortsAsTheItemComparatorDoes() {
+        var generator = SystemRandomNumberGenerator()
+        let titles = ["Beta 9", "beta 10", "Alpha", "alpha", "Gamma 2", "gamma 02", ""]
+        let items = (0..<400).map { number in
+            Item(name: ItemName("n\(Int.random(in: 0..<1000, using: &generator))-\(number)"), kind: .bundle,
+                 title: titles.randomElement(using: &generator), archived: Bool.random(using: &generator),
+                 modified: Timestamp(seconds: Int64.random(in: 0..<5, using: &generator)),
+                 created: Timestamp(seconds: Int64.random(in: 0..<3, using: &generator)),
+                 size: UInt64.random(in: 0..<4, using: &generator))
+        }
+        let fields: [Field] = [.modified, .created, .size, .title, .name, .archived]
+        for _ in 0..<60 {
+            let keys = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+                Ordering.Key(fields.randomElement(using: &generator)!, ascending: Bool.random(using: &generator))
+            }
+            let order = Ordering(keys)
+            let compare = order.comparator()
+            let expected = items.indices.sorted { compare(items[$0], items[$1]) < 0 }
+            XCTAssertEqual(ViewDefinition(path: ["v"], filter: .all, order: order).select(items), expected, "\(keys)")
+        }
+    }
+
     // MARK: Empty views
 
     func testEmptyViewsStillExist() throws {

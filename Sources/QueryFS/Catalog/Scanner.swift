@@ -34,7 +34,7 @@ public struct Scanner: Sendable {
         let names = try root.itemNames()
         // Vanished entries leave a nameless placeholder, removed in place: no
         // second array of 100,000 items at the peak.
-        var items = Self.parallelMap(names, threads: threads) { name in
+        var items = parallelMap(names, threads: threads) { name in
             scanItem(named: name, in: root.fd) ?? Item(name: ItemName([]), kind: .file)
         }
         items.removeAll { $0.name.bytes.isEmpty }
@@ -104,7 +104,7 @@ public struct Scanner: Sendable {
     /// Benchmarks compare `scan` against it. Returns how many items it saw.
     public func walkWithoutParsing(_ root: BackingDirectory, threads: Int = Scanner.defaultThreads) throws(SystemError) -> Int {
         let names = try root.itemNames()
-        return Self.parallelMap(names, threads: threads) { name -> Bool in
+        return parallelMap(names, threads: threads) { name -> Bool in
             if case .vanished = readItem(named: name, in: root.fd) { return false }
             return true
         }.count { $0 }
@@ -156,27 +156,6 @@ public struct Scanner: Sendable {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
-    }
-
-    /// Runs `transform` over `elements` on `threads` threads, keeping order.
-    static func parallelMap<T, R>(_ elements: [T], threads: Int, _ transform: (T) -> R) -> [R] {
-        if threads <= 1 || elements.count < 64 { return elements.map(transform) }
-        return withoutActuallyEscaping(transform) { transform in
-            nonisolated(unsafe) let work = transform
-            nonisolated(unsafe) let input = elements
-            return [R](unsafeUninitializedCapacity: elements.count) { buffer, initialized in
-                nonisolated(unsafe) let output = buffer
-                // Each worker initializes its own stride of slots.
-                DispatchQueue.concurrentPerform(iterations: threads) { worker in
-                    var index = worker
-                    while index < input.count {
-                        (output.baseAddress! + index).initialize(to: work(input[index]))
-                        index += threads
-                    }
-                }
-                initialized = input.count
-            }
-        }
     }
 }
 

@@ -27,10 +27,14 @@ public indirect enum Predicate: Equatable, Sendable {
             return true
         case .not(let inner):
             return !inner.matches(item)
+        // Loops, not allSatisfy/contains: a closure would copy the item
+        // (a dozen retains) for every test of every view.
         case .and(let all):
-            return all.allSatisfy { $0.matches(item) }
+            for predicate in all where !predicate.matches(item) { return false }
+            return true
         case .or(let any):
-            return any.contains { $0.matches(item) }
+            for predicate in any where predicate.matches(item) { return true }
+            return false
         case let .compare(field, op, value):
             return op.holds(FieldValue.compare(item.value(of: field), value))
         case .contains(.tags, .text(let tag)):

@@ -11,8 +11,7 @@ enum ViewSorter {
     static func sort(_ selected: inout [Int], items: UnsafeBufferPointer<Item>, order: Ordering) {
         guard selected.count > 1 else { return }
         guard order.keys.count == 1 else {
-            let compare = order.comparator()
-            selected.sort { compare(items[$0], items[$1]) < 0 }
+            sortByRanks(&selected, items: items, order: order)
             return
         }
         let key = order.keys[0]
@@ -43,6 +42,63 @@ enum ViewSorter {
             return
         }
         selected = positions.map { selected[$0] }
+    }
+
+    /// Several keys: each key becomes a column of ranks (equal values share
+    /// one, a descending key counts down), sorted column by column; then one
+    /// sort on the rank columns and the names. A key on another field (tags,
+    /// url, payload) compares items instead.
+    private static func sortByRanks(_ selected: inout [Int], items: UnsafeBufferPointer<Item>, order: Ordering) {
+        var columns: [[Int]] = []
+        for key in order.keys {
+            guard let ranks = ranks(of: key.field, selected: selected, items: items) else {
+                let compare = order.comparator()
+                selected.sort { compare(items[$0], items[$1]) < 0 }
+                return
+            }
+            columns.append(key.ascending ? ranks : ranks.map { -$0 })
+        }
+        let names = FlatByteColumn(selected.map { items[$0].name.bytes })
+        var positions = Array(0..<selected.count)
+        positions.sort { a, b in
+            for column in columns where column[a] != column[b] { return column[a] < column[b] }
+            return names.compare(a, b) < 0
+        }
+        selected = positions.map { selected[$0] }
+    }
+
+    /// The rank of each selected item by `field` ascending, nil for a field without a flat column.
+    private static func ranks(of field: Field, selected: [Int], items: UnsafeBufferPointer<Item>) -> [Int]? {
+        switch field {
+        case .modified: return ranks(selected.map { items[$0].modified })
+        case .created: return ranks(selected.map { items[$0].created })
+        case .size: return ranks(selected.map { items[$0].size })
+        case .title, .name:
+            let column = FlatByteColumn(selected.map { field == .title ? items[$0].titleSortKey : items[$0].name.bytes })
+            var positions = Array(0..<selected.count)
+            positions.sort { column.compare($0, $1) < 0 }
+            return denseRanks(positions) { column.compare($0, $1) == 0 }
+        default: return nil
+        }
+    }
+
+    private static func ranks<Key: Comparable>(_ keys: [Key]) -> [Int] {
+        keys.withUnsafeBufferPointer { keys in
+            var positions = Array(0..<keys.count)
+            positions.sort { keys[$0] < keys[$1] }
+            return denseRanks(positions) { keys[$0] == keys[$1] }
+        }
+    }
+
+    /// Ranks from positions in sorted order: a step at each change of value.
+    private static func denseRanks(_ sorted: [Int], same: (Int, Int) -> Bool) -> [Int] {
+        var ranks = [Int](repeating: 0, count: sorted.count)
+        var rank = 0
+        for (offset, position) in sorted.enumerated() {
+            if offset > 0, !same(sorted[offset - 1], position) { rank += 1 }
+            ranks[position] = rank
+        }
+        return ranks
     }
 
     private static func sort<Key: Comparable>(_ positions: inout [Int], by keys: [Key], ascending: Bool, names: FlatByteColumn) {

@@ -69,7 +69,7 @@ public final class LiveCatalog: @unchecked Sendable {
         var items: [Item] = []
         items.reserveCapacity(names.count)
         let plain = Scanner(sources: sources)
-        let scans = Scanner.parallelMap(names, threads: Scanner.defaultThreads) { name in
+        let scans = parallelMap(names, threads: Scanner.defaultThreads) { name in
             coordinated.scanListingDirectories(named: name, in: root.fd)
         }
         for (name, result) in zip(names, scans) {

@@ -17,7 +17,9 @@ public final class LiveIndex {
         let itemRecords = items.map(ItemRecord.init)
         records.reserveCapacity(items.count)
         for record in itemRecords { records[record.name] = record }
-        fixedViews = viewSet.fixed.map { definition in
+        // Views are independent: evaluated on every core (1,000 configured
+        // views over 100,000 items are most of a mount's start).
+        fixedViews = parallelMap(viewSet.fixed, threads: Scanner.defaultThreads, minimumCount: 2) { definition in
             SortedView(definition: definition, records: definition.select(items).map { itemRecords[$0] })
         }
         // Group by tag folder first: one pass over the items, not one per tag.
@@ -81,10 +83,8 @@ public final class LiveIndex {
     public func queryView(_ text: String, _ query: Query) -> SortedView {
         if let existing = queryViews[text] { return existing }
         let definition = query.view(at: [ViewDefinition.queryFolder, text])
-        var members = records.values.filter { definition.filter.matches($0.item) }
-        let compare = definition.order.comparator()
-        members.sort { compare($0.item, $1.item) < 0 }
-        let view = SortedView(definition: definition, records: members)
+        let all = Array(records.values)
+        let view = SortedView(definition: definition, records: definition.select(all.map(\.item)).map { all[$0] })
         queryViews[text] = view
         return view
     }
