@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Many views at once (issue 6): mount time with 0, QUERIES/10 and QUERIES
-# configured views (.queryfs.toml); then QUERIES ad-hoc query folders over
+# configured views (.queryfs.toml), and the change latency of the live issue
+# with the QUERIES views kept current; then QUERIES ad-hoc query folders over
 # BACKING's items, each made by one lookup of MOUNT/query/<query>, and the
-# change latency of the live issue with every one of them kept current.
+# same latency with every one of them kept current.
 # Usage: bash Benchmarks/query-bench.sh BACKING [QUERIES]   (BACKING is copied, never changed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +33,12 @@ for count in 0 $((queries / 10)) "$queries"; do
     start=$(date +%s%N)
     "$queryfs" mount "$backing" "$mnt"
     elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
-    "$queryfs" unmount "$mnt"
     printf '  %5d views: %6d ms\n' "$count" "$elapsed"
+    if [ "$count" = "$queries" ]; then
+        echo "== change latency with the $count configured views kept current (bar: p99 <= 100 ms, as without them)"
+        "$bench" latency "$mnt" "$backing" --samples "${SAMPLES:-100}"
+    fi
+    "$queryfs" unmount "$mnt"
 done
 rm "$backing/.queryfs.toml"
 
@@ -43,5 +48,5 @@ for i in $(seq 1 "$queries"); do stat "$mnt/query/$(query_number "$i")" >/dev/nu
 made=$(date +%s%N)
 printf '== %d query folders over %d items: made in %d ms (%.1f ms each)\n' "$queries" "$items" \
     $(( (made - start) / 1000000 )) "$(awk -v t=$(( made - start )) -v n="$queries" 'BEGIN { print t / n / 1e6 }')"
-echo "== change latency with them all kept current (bar: p99 <= 100 ms, as without them)"
+echo "== change latency with the $queries query folders kept current (bar: p99 <= 100 ms)"
 "$bench" latency "$mnt" "$backing" --samples "${SAMPLES:-100}"

@@ -36,6 +36,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(document.tables["views"]?["bare-key_2"]?.value, .string("x"))
     }
 
+    func testTOMLUnicodeEscapes() throws {
+        XCTAssertEqual(try TOMLDocument(parsing: #"a = "\u00e9\U0001F600\b""#).tables[""]?["a"]?.value, .string("é😀\u{08}"))
+        XCTAssertThrowsError(try TOMLDocument(parsing: #"a = "\u00g9""#))
+        XCTAssertThrowsError(try TOMLDocument(parsing: #"a = "\uD800""#), "a surrogate is not a scalar")
+    }
+
     func testTOMLErrorsSayWhere() {
         func error(_ text: String) -> TOMLError? {
             thrown(TOMLError.self) { _ = try TOMLDocument(parsing: text) }
@@ -108,7 +114,7 @@ final class ConfigurationTests: XCTestCase {
                        "queries = []\nignore = []\n")
         XCTAssertEqual(SavedQueriesText.replacing(in: "[views]\nqueries = \"tag:q\"\n", with: ["a"]),
                        "queries = [\"a\"]\n[views]\nqueries = \"tag:q\"\n", "a view named queries is not the setting")
-        let awkward = "title:\"quoted\" back\\slash"
+        let awkward = "title:\"quoted\" back\\slash \u{01}bell\u{7F} é"
         let text = SavedQueriesText.replacing(in: "", with: [awkward])
         XCTAssertEqual(try? TOMLDocument(parsing: text).tables[""]?["queries"]?.value, .array([.string(awkward)]))
     }

@@ -16,21 +16,8 @@ enum SavedQueriesText {
         return lines.joined(separator: "\n")
     }
 
-    /// A TOML basic string.
-    static func quoted(_ value: String) -> String {
-        var result = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    /// A TOML basic string: a JSON string literal is one (same escapes).
+    static func quoted(_ value: String) -> String { JSON.string(value) }
 
     /// The line of the top-level `queries` setting (before any [table]).
     private static func settingLine(in lines: [String]) -> Int? {

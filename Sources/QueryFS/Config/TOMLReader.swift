@@ -217,6 +217,20 @@ struct TOMLReader {
                 case "n": text.append("\n")
                 case "t": text.append("\t")
                 case "r": text.append("\r")
+                case "b": text.append("\u{08}")
+                case "f": text.append("\u{0C}")
+                case "u", "U":
+                    var hex = ""
+                    for _ in 0..<(escaped == "u" ? 4 : 8) {
+                        guard let digit = peek, digit.isHexDigit else { break }
+                        hex.append(digit)
+                        advance()
+                    }
+                    guard hex.count == (escaped == "u" ? 4 : 8), let value = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(value) else {
+                        throw TOMLError(message: "'\\\(escaped)' takes \(escaped == "u" ? 4 : 8) hex digits of a Unicode scalar",
+                                        line: line, column: column - 2 - hex.count)
+                    }
+                    text.unicodeScalars.append(scalar)
                 default: throw TOMLError(message: "unknown escape '\\\(escaped)'", line: line, column: column - 2)
                 }
             } else {

@@ -15,12 +15,13 @@ public struct ViewEntry: Equatable, Sendable {
 extension ViewDefinition {
     /// Indexes of the items in the view, in the view's order.
     public func select(_ items: [Item]) -> [Int] {
-        items.withUnsafeBufferPointer { items in
-            // A loop, not filter(_:): through the closure each test copied
-            // the item (a dozen retains), most of the cost of a view.
-            var selected: [Int] = []
-            let filter = filter
-            for index in items.indices where filter.matches(items[index]) { selected.append(index) }
+        // A loop over the array itself: through a closure, or through an
+        // unsafe buffer (memory the compiler cannot prove unchanged during
+        // the call), each test copied the item first (a dozen retains).
+        var selected: [Int] = []
+        let filter = filter
+        for index in items.indices where filter.matches(items[index]) { selected.append(index) }
+        return items.withUnsafeBufferPointer { items in
             ViewSorter.sort(&selected, items: items, order: order)
             return selected
         }

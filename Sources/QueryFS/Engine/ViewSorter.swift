@@ -15,17 +15,21 @@ enum ViewSorter {
             return
         }
         let key = order.keys[0]
-        let names = FlatByteColumn(selected.map { items[$0].name.bytes })
+        let names = byteColumn(.name, selected: selected, items: items)
         var positions = Array(0..<selected.count)
         switch key.field {
-        case .modified:
-            sort(&positions, by: selected.map { items[$0].modified }, ascending: key.ascending, names: names)
-        case .created:
-            sort(&positions, by: selected.map { items[$0].created }, ascending: key.ascending, names: names)
+        case .modified, .created:
+            var keys: [Timestamp] = []
+            keys.reserveCapacity(selected.count)
+            for index in selected { keys.append(key.field == .modified ? items[index].modified : items[index].created) }
+            sort(&positions, by: keys, ascending: key.ascending, names: names)
         case .size:
-            sort(&positions, by: selected.map { items[$0].size }, ascending: key.ascending, names: names)
+            var keys: [UInt64] = []
+            keys.reserveCapacity(selected.count)
+            for index in selected { keys.append(items[index].size) }
+            sort(&positions, by: keys, ascending: key.ascending, names: names)
         case .title:
-            let titles = FlatByteColumn(selected.map { items[$0].titleSortKey })
+            let titles = byteColumn(.title, selected: selected, items: items)
             positions.sort { a, b in
                 let result = titles.compare(a, b)
                 if result != 0 { return key.ascending == (result < 0) }
@@ -45,41 +49,64 @@ enum ViewSorter {
     }
 
     /// Several keys: each key becomes a column of ranks (equal values share
-    /// one, a descending key counts down), sorted column by column; then one
-    /// sort on the rank columns and the names. A key on another field (tags,
-    /// url, payload) compares items instead.
+    /// one, a descending key counts down); the sort then compares integers
+    /// in one flat buffer, and names only where every key ties.
+    /// A key on another field (tags, url, payload) compares items instead.
     private static func sortByRanks(_ selected: inout [Int], items: UnsafeBufferPointer<Item>, order: Ordering) {
-        var columns: [[Int]] = []
-        for key in order.keys {
+        let width = order.keys.count
+        var table = [Int](repeating: 0, count: selected.count * width)
+        for (column, key) in order.keys.enumerated() {
             guard let ranks = ranks(of: key.field, selected: selected, items: items) else {
                 let compare = order.comparator()
                 selected.sort { compare(items[$0], items[$1]) < 0 }
                 return
             }
-            columns.append(key.ascending ? ranks : ranks.map { -$0 })
+            for (position, rank) in ranks.enumerated() { table[position * width + column] = key.ascending ? rank : -rank }
         }
-        let names = FlatByteColumn(selected.map { items[$0].name.bytes })
+        let names = byteColumn(.name, selected: selected, items: items)
         var positions = Array(0..<selected.count)
-        positions.sort { a, b in
-            for column in columns where column[a] != column[b] { return column[a] < column[b] }
-            return names.compare(a, b) < 0
+        table.withUnsafeBufferPointer { table in
+            positions.sort { a, b in
+                let rowA = a * width, rowB = b * width
+                for column in 0..<width where table[rowA + column] != table[rowB + column] {
+                    return table[rowA + column] < table[rowB + column]
+                }
+                return names.compare(a, b) < 0
+            }
         }
         selected = positions.map { selected[$0] }
     }
 
-    /// The rank of each selected item by `field` ascending, nil for a field without a flat column.
+    /// The rank of each selected item by `field` ascending, nil for a field
+    /// without a flat column. (Loops, not map: a closure reading
+    /// `items[$0].field` copied the whole item first.)
     private static func ranks(of field: Field, selected: [Int], items: UnsafeBufferPointer<Item>) -> [Int]? {
         switch field {
-        case .modified: return ranks(selected.map { items[$0].modified })
-        case .created: return ranks(selected.map { items[$0].created })
-        case .size: return ranks(selected.map { items[$0].size })
+        case .modified, .created:
+            var keys: [Timestamp] = []
+            keys.reserveCapacity(selected.count)
+            for index in selected { keys.append(field == .modified ? items[index].modified : items[index].created) }
+            return ranks(keys)
+        case .size:
+            var keys: [UInt64] = []
+            keys.reserveCapacity(selected.count)
+            for index in selected { keys.append(items[index].size) }
+            return ranks(keys)
         case .title, .name:
-            let column = FlatByteColumn(selected.map { field == .title ? items[$0].titleSortKey : items[$0].name.bytes })
+            let column = byteColumn(field, selected: selected, items: items)
             var positions = Array(0..<selected.count)
             positions.sort { column.compare($0, $1) < 0 }
             return denseRanks(positions) { column.compare($0, $1) == 0 }
         default: return nil
         }
+    }
+
+    /// The title sort keys or the name bytes of the selected items, end to end.
+    private static func byteColumn(_ field: Field, selected: [Int], items: UnsafeBufferPointer<Item>) -> FlatByteColumn {
+        var strings: [[UInt8]] = []
+        strings.reserveCapacity(selected.count)
+        for index in selected { strings.append(field == .title ? items[index].titleSortKey : items[index].name.bytes) }
+        return FlatByteColumn(strings)
     }
 
     private static func ranks<Key: Comparable>(_ keys: [Key]) -> [Int] {

@@ -6,7 +6,20 @@
 /// hands the results on.
 public final class LiveIndex {
     public private(set) var viewSet: ViewSet
-    public private(set) var records: [ItemName: ItemRecord] = [:]
+    public private(set) var records: [ItemName: ItemRecord] = [:] {
+        didSet { allRecordsCache = nil }
+    }
+    /// Every record, and its item, as arrays: what a new view is evaluated
+    /// over. Kept until the next change, so making many `query/` folders in
+    /// a row does not copy 100,000 items for each.
+    private var allRecordsCache: (records: [ItemRecord], items: [Item])?
+    private var allRecords: (records: [ItemRecord], items: [Item]) {
+        if let cached = allRecordsCache { return cached }
+        let records = Array(records.values)
+        let made = (records, records.map(\.item))
+        allRecordsCache = made
+        return made
+    }
     private var fixedViews: [SortedView]
     private var tagViews: [String: SortedView] = [:]
     /// Ad-hoc query views (`query/<query>/` of a mount), made on first use, by query text.
@@ -65,8 +78,7 @@ public final class LiveIndex {
     public func reconfigure(_ newSet: ViewSet) -> Reconfiguration {
         var current: [[String]: SortedView] = [:]
         for view in fixedViews { current[view.definition.path] = view }
-        let all = Array(records.values)
-        let items = all.map(\.item)
+        let (all, items) = allRecords
         var result = Reconfiguration()
         fixedViews = newSet.fixed.map { definition in
             if let existing = current[definition.path], existing.definition == definition { return existing }
@@ -83,8 +95,8 @@ public final class LiveIndex {
     public func queryView(_ text: String, _ query: Query) -> SortedView {
         if let existing = queryViews[text] { return existing }
         let definition = query.view(at: [ViewDefinition.queryFolder, text])
-        let all = Array(records.values)
-        let view = SortedView(definition: definition, records: definition.select(all.map(\.item)).map { all[$0] })
+        let all = allRecords
+        let view = SortedView(definition: definition, records: definition.select(all.items).map { all.records[$0] })
         queryViews[text] = view
         return view
     }
