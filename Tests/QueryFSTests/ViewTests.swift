@@ -100,6 +100,7 @@ final class ViewTests: XCTestCase {
                  size: UInt64.random(in: 0..<4, using: &generator))
         }
         let fields: [Field] = [.modified, .created, .size, .title, .name, .archived]
+        let columns = SortColumns(items: items)
         for _ in 0..<60 {
             let keys = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
                 Ordering.Key(fields.randomElement(using: &generator)!, ascending: Bool.random(using: &generator))
@@ -107,7 +108,9 @@ final class ViewTests: XCTestCase {
             let order = Ordering(keys)
             let compare = order.comparator()
             let expected = items.indices.sorted { compare(items[$0], items[$1]) < 0 }
-            XCTAssertEqual(ViewDefinition(path: ["v"], filter: .all, order: order).select(items), expected, "\(keys)")
+            let view = ViewDefinition(path: ["v"], filter: .all, order: order)
+            XCTAssertEqual(view.select(items), expected, "\(keys)")
+            XCTAssertEqual(view.select(items, columns: columns), expected, "shared columns: \(keys)")
         }
     }
 

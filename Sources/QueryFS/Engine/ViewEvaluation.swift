@@ -14,13 +14,16 @@ public struct ViewEntry: Equatable, Sendable {
 
 extension ViewDefinition {
     /// Indexes of the items in the view, in the view's order.
-    public func select(_ items: [Item]) -> [Int] {
+    /// `columns`, when given, must be over these same items: many views over
+    /// one array share its sort columns.
+    public func select(_ items: [Item], columns: SortColumns? = nil) -> [Int] {
         // A loop over the array itself: through a closure, or through an
         // unsafe buffer (memory the compiler cannot prove unchanged during
         // the call), each test copied the item first (a dozen retains).
         var selected: [Int] = []
         let filter = filter
         for index in items.indices where filter.matches(items[index]) { selected.append(index) }
+        if let columns, columns.sort(&selected, order: order) { return selected }
         return items.withUnsafeBufferPointer { items in
             ViewSorter.sort(&selected, items: items, order: order)
             return selected

@@ -80,7 +80,7 @@ enum ViewSorter {
     /// The rank of each selected item by `field` ascending, nil for a field
     /// without a flat column. (Loops, not map: a closure reading
     /// `items[$0].field` copied the whole item first.)
-    private static func ranks(of field: Field, selected: [Int], items: UnsafeBufferPointer<Item>) -> [Int]? {
+    static func ranks(of field: Field, selected: [Int], items: UnsafeBufferPointer<Item>) -> [Int]? {
         switch field {
         case .modified, .created:
             var keys: [Timestamp] = []

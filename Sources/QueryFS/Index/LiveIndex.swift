@@ -12,11 +12,12 @@ public final class LiveIndex {
     /// Every record, and its item, as arrays: what a new view is evaluated
     /// over. Kept until the next change, so making many `query/` folders in
     /// a row does not copy 100,000 items for each.
-    private var allRecordsCache: (records: [ItemRecord], items: [Item])?
-    private var allRecords: (records: [ItemRecord], items: [Item]) {
+    private var allRecordsCache: (records: [ItemRecord], items: [Item], columns: SortColumns)?
+    private var allRecords: (records: [ItemRecord], items: [Item], columns: SortColumns) {
         if let cached = allRecordsCache { return cached }
         let records = Array(records.values)
-        let made = (records, records.map(\.item))
+        let items = records.map(\.item)
+        let made = (records, items, SortColumns(items: items))
         allRecordsCache = made
         return made
     }
@@ -32,8 +33,9 @@ public final class LiveIndex {
         for record in itemRecords { records[record.name] = record }
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
+        let columns = SortColumns(items: items)
         fixedViews = parallelMap(viewSet.fixed, threads: Scanner.defaultThreads, minimumCount: 2) { definition in
-            SortedView(definition: definition, records: definition.select(items).map { itemRecords[$0] })
+            SortedView(definition: definition, records: definition.select(items, columns: columns).map { itemRecords[$0] })
         }
         // Group by tag folder first: one pass over the items, not one per tag.
         var members: [String: [Int]] = [:]
@@ -78,12 +80,12 @@ public final class LiveIndex {
     public func reconfigure(_ newSet: ViewSet) -> Reconfiguration {
         var current: [[String]: SortedView] = [:]
         for view in fixedViews { current[view.definition.path] = view }
-        let (all, items) = allRecords
+        let (all, items, columns) = allRecords
         var result = Reconfiguration()
         fixedViews = newSet.fixed.map { definition in
             if let existing = current[definition.path], existing.definition == definition { return existing }
             result.remade.append(definition.path)
-            return SortedView(definition: definition, records: definition.select(items).map { all[$0] })
+            return SortedView(definition: definition, records: definition.select(items, columns: columns).map { all[$0] })
         }
         let newPaths = Set(newSet.fixed.map(\.path))
         result.removed = viewSet.fixed.map(\.path).filter { !newPaths.contains($0) }
@@ -96,7 +98,7 @@ public final class LiveIndex {
         if let existing = queryViews[text] { return existing }
         let definition = query.view(at: [ViewDefinition.queryFolder, text])
         let all = allRecords
-        let view = SortedView(definition: definition, records: definition.select(all.items).map { all.records[$0] })
+        let view = SortedView(definition: definition, records: definition.select(all.items, columns: all.columns).map { all.records[$0] })
         queryViews[text] = view
         return view
     }
