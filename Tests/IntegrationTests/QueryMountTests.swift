@@ -15,6 +15,16 @@ final class QueryMountTests: XCTestCase {
         fixture = nil
     }
 
+    /// Bundles b0… titled "Item N", every `archivedEvery`-th archived, every
+    /// third tagged "three" (and the other even ones `otherTag`, if given).
+    private static func numberedItems(in corpus: Corpus, count: Int, archivedEvery: Int, mtimeStep: Int = 1, otherTag: String? = nil) {
+        for number in 0..<count {
+            let tags = number % 3 == 0 ? ["three"] : number % 2 == 0 ? otherTag.map { [$0] } ?? [] : []
+            corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % archivedEvery == 0,
+                          tags: tags, mtime: 1_000 + number * mtimeStep)
+        }
+    }
+
     /// No relative ages here: `queryfs ls` would count them from another now.
     private let queries = [
         "tag:three -archived",
@@ -29,10 +39,7 @@ final class QueryMountTests: XCTestCase {
 
     func testQueryFoldersFollowRandomChanges() throws {
         fixture = MountedFixture { corpus in
-            for number in 0..<120 {
-                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 4 == 0,
-                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number * 7)
-            }
+            Self.numberedItems(in: corpus, count: 120, archivedEvery: 4, mtimeStep: 7)
         }
         try fixture.mount()
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
@@ -65,10 +72,7 @@ final class QueryMountTests: XCTestCase {
     /// refuses the mount with its file:line:column.
     func testTheConfigurationShapesTheMount() throws {
         fixture = MountedFixture { corpus in
-            for number in 0..<30 {
-                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 5 == 0,
-                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number)
-            }
+            Self.numberedItems(in: corpus, count: 30, archivedEvery: 5)
             corpus.write(corpus.path + "/junk.tmp", Array("x".utf8))
             corpus.write(corpus.path + "/.queryfs.toml", Array("""
                 ignore = ["*.tmp"]
@@ -117,10 +121,7 @@ final class QueryMountTests: XCTestCase {
     /// `rmdir` forgets it; a hand edit of `queries` shows at once.
     func testMkdirUnderQuerySavesTheQueryAndRmdirForgetsIt() throws {
         fixture = MountedFixture { corpus in
-            for number in 0..<20 {
-                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 4 == 0,
-                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number)
-            }
+            Self.numberedItems(in: corpus, count: 20, archivedEvery: 4)
             corpus.write(corpus.path + "/.queryfs.toml", Array("# my views\n[views]\nthrees = \"tag:three\"\n".utf8))
         }
         let log = fixture.root + "/mount.log"
@@ -162,10 +163,7 @@ final class QueryMountTests: XCTestCase {
     /// configuration and logs its file:line:column; fixing it applies again.
     func testAnEditedConfigurationIsReloadedLive() throws {
         fixture = MountedFixture { corpus in
-            for number in 0..<30 {
-                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 5 == 0,
-                              tags: number % 3 == 0 ? ["three"] : number % 2 == 0 ? ["two"] : [], mtime: 1_000 + number)
-            }
+            Self.numberedItems(in: corpus, count: 30, archivedEvery: 5, otherTag: "two")
             corpus.write(corpus.path + "/.queryfs.toml",
                          Array("[views]\nkeep = \"tag:three\"\nchanged = \"tag:three\"\ngone = \"archived\"\n".utf8))
         }
