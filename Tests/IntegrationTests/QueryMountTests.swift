@@ -158,6 +158,26 @@ final class QueryMountTests: XCTestCase {
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: ["-archived"]), [])
     }
 
+    /// Relative ages count from now, not from the mount: an item leaves a
+    /// configured view and a query folder of `modified>3s` once it is older,
+    /// with no change to it (`--age-recount` makes the recount quick here).
+    func testRelativeAgesAreCountedAgainAsTimePasses() throws {
+        let start = Int(Date().timeIntervalSince1970)
+        fixture = MountedFixture { corpus in
+            corpus.bundle("fresh.hpwebsite", title: "Fresh", mtime: start)
+            corpus.bundle("old.hpwebsite", title: "Old", mtime: start - 3_600)
+            corpus.write(corpus.path + "/.queryfs.toml", Array("[views]\nrecent = \"modified>3s\"\n".utf8))
+        }
+        try fixture.mount(["--age-recount", "0.25"])
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "recent"), ["0001 Fresh.hpwebsite"])
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "query/modified>3s"), ["0001 Fresh.hpwebsite"])
+        XCTAssertTrue(eventually(timeout: 6) {
+            ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "recent").isEmpty
+                && ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "query/modified>3s").isEmpty
+        }, "still listed: \(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "recent"))")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince1970, Double(start + 3), "left before it was 3 s old")
+    }
+
     /// `.queryfs.toml` edited while mounted: a good edit changes the views
     /// live (new, changed, gone, nested); a broken one keeps the last good
     /// configuration and logs its file:line:column; fixing it applies again.

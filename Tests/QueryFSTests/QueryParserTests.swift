@@ -126,6 +126,14 @@ final class QueryParserTests: XCTestCase {
         XCTAssertEqual(failure.description, "column 5: unknown field 'colour'")
     }
 
+    /// A query with ages says its shortest, so a live view knows how often to count them again.
+    func testQueriesKnowTheirShortestAge() throws {
+        XCTAssertEqual(try Query(parsing: "modified>7d or created>2h", now: now).shortestAge, 7_200)
+        XCTAssertEqual(try Query(parsing: "modified>7d", now: now).view(at: ["v"]).shortestAge, 7 * 86_400)
+        XCTAssertNil(try Query(parsing: "modified>2024-05-01 tag:a size>7", now: now).shortestAge)
+        XCTAssertNil(try Query(parsing: "title:7d", now: now).shortestAge, "text that looks like an age is text")
+    }
+
     // MARK: Compact and long forms agree
 
     func testCompactAndLongFormsSelectAndOrderTheSame() throws {

@@ -22,7 +22,19 @@ public struct Configuration: Equatable, Sendable {
 
     public struct View: Equatable, Sendable {
         public let path: [String]
-        public let query: Query
+        public var query: Query
+        /// As written, to be read again with a later now (relative ages).
+        public let text: String
+    }
+
+    /// The same configuration with its relative ages counted from `now`
+    /// (the texts parsed when it was loaded parse again).
+    public func countingAges(from now: Timestamp) -> Configuration {
+        var copy = self
+        for index in copy.views.indices where copy.views[index].query.shortestAge != nil {
+            if let query = try? Query(parsing: copy.views[index].text, now: now) { copy.views[index].query = query }
+        }
+        return copy
     }
 
     public var views: [View] = []
@@ -87,7 +99,7 @@ public struct Configuration: Equatable, Sendable {
             }
             guard case .string(let text) = entry.value else { throw fail("a view is a query in quotes", entry.line, entry.column) }
             do {
-                views.append(View(path: path, query: try Query(parsing: text, now: now)))
+                views.append(View(path: path, query: try Query(parsing: text, now: now), text: text))
             } catch {
                 // The query's column inside the quotes (exact unless it uses escapes).
                 throw fail("view '\(key)': \(error.message)", entry.line, entry.column + 1 + error.position)

@@ -48,6 +48,14 @@ public final class ConfigurationReloader: @unchecked Sendable {
         return next.catalogConfiguration
     }
 
+    /// The current configuration with its relative ages counted from `now`,
+    /// or nil if no configured view has one.
+    public func countingAges(from now: Timestamp) -> LiveCatalog.Configuration? {
+        let configuration = lock.withLock { current }
+        guard configuration.views.contains(where: { $0.query.shortestAge != nil }) else { return nil }
+        return configuration.countingAges(from: now).catalogConfiguration
+    }
+
     public enum EditFailure: Error, CustomStringConvertible {
         /// The file as it is now does not parse: it is not touched.
         case broken(ConfigurationError)

@@ -5,11 +5,15 @@ public struct ViewDefinition: Equatable, Sendable {
     public var path: [String]
     public var filter: Predicate
     public var order: Ordering
+    /// The shortest relative age in its query (seconds), if any: such a view
+    /// selects differently as time passes and is evaluated again now and then.
+    public var shortestAge: Double?
 
-    public init(path: [String], filter: Predicate, order: Ordering) {
+    public init(path: [String], filter: Predicate, order: Ordering, shortestAge: Double? = nil) {
         self.path = path
         self.filter = filter
         self.order = order
+        self.shortestAge = shortestAge
     }
 
     /// The path as `queryfs ls` and `queryfs views` spell it (`tag/rock∕metal`).

@@ -26,6 +26,8 @@ public struct FuseSession {
         public var payloadKeys: [String] = []
         /// The configuration file (nil: BACKING/.queryfs.toml when there is one).
         public var configFile: String?
+        /// The shortest wait between two recounts of relative ages (nil: a minute).
+        public var ageRecountSeconds: Double?
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -71,6 +73,8 @@ public struct FuseSession {
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)
             try catalog.watchConfiguration(at: reloader.path)
             catalog.reloadConfiguration = { reloader.reload() }
+            catalog.countingAges = { now in reloader.countingAges(from: now) }
+            if let seconds = options.ageRecountSeconds { catalog.timing.ageRecountSeconds = seconds...max(seconds, 3600) }
             filesystem = try QueryFilesystem(
                 catalog: catalog, linkStyle: options.absoluteLinks ? .absolute(mountPoint: mountPoint) : .relative,
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites,

@@ -123,7 +123,9 @@ public final class QueryFilesystem: @unchecked Sendable {
         var entries: [(parent: UInt64, name: [UInt8])] = []
         var inodes: [UInt64] = [NodeID.root]
         func forget(_ path: [String]) {
-            let parent = path.count == 1 ? NodeID.root : folders.folder(path: Array(path.dropLast()))?.id
+            let parent = path.count == 1 ? NodeID.root
+                : path.count == 2 && path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot
+                : folders.folder(path: Array(path.dropLast()))?.id
             if let parent { entries.append((parent, Array(path.last!.utf8))) }
         }
         // Names first, while the old parents still stand.

@@ -21,7 +21,14 @@ public final class LiveCatalog: @unchecked Sendable {
         public var writerMaximumDelaySeconds: Double = 0.1
         /// How often bundles that could not be watched are rescanned.
         public var unwatchedRescanMilliseconds: Int32 = 2000
+        /// Views with relative ages (`modified>7d`) are evaluated again every
+        /// hundredth of their shortest age, within these bounds.
+        public var ageRecountSeconds: ClosedRange<Double> = 60...3600
         public init() {}
+
+        func ageRecountPeriod(shortestAge: Double) -> Double {
+            min(ageRecountSeconds.upperBound, max(ageRecountSeconds.lowerBound, shortestAge / 100))
+        }
     }
 
     public let backing: BackingDirectory
@@ -174,6 +181,29 @@ public final class LiveCatalog: @unchecked Sendable {
     /// Set before `start`, with `watchConfiguration`.
     public var reloadConfiguration: (@Sendable () -> Configuration?)?
 
+    /// The configuration with its relative ages counted from the given now,
+    /// nil if no configured view has one (on the watcher's thread; set before `start`).
+    public var countingAges: (@Sendable (Timestamp) -> Configuration?)?
+
+    /// Evaluates again every view with relative ages, counted from now.
+    private func recountAges(_ onChange: (Update) -> Void) {
+        let now = Timestamp.now
+        let configuration = countingAges?(now)
+        let update: Update? = indexLock.withLock {
+            var reconfiguration = LiveIndex.Reconfiguration()
+            // Only the views' thresholds move: the sources and ignores are the same, so no rescan.
+            if let configuration { reconfiguration = apply(configuration, to: index).0 }
+            reconfiguration.remade += index.countQueryAges(from: now)
+            guard !reconfiguration.remade.isEmpty else { return nil }
+            var listings: [[String]: RecordList] = [:]
+            for path in reconfiguration.remade { listings[path] = index.view(at: path)?.records ?? [] }
+            var update = Update(changes: [], listings: listings, touchedItems: [])
+            update.reconfiguration = reconfiguration
+            return update
+        }
+        if let update { onChange(update) }
+    }
+
     /// Watches the configuration file at `path` (before `start`).
     public func watchConfiguration(at path: String) throws(SystemError) {
         try watcher.watchConfiguration(path: path)
@@ -250,6 +280,8 @@ public final class LiveCatalog: @unchecked Sendable {
             return missing
         }
         guard missing.isEmpty else { throw .payloadKeysNotExtracted(missing) }
+        // The watcher may be waiting with no timeout: it now has ages to recount.
+        if query.shortestAge != nil { wake() }
     }
 
     /// Stops keeping the view of query `text` current.
@@ -302,6 +334,7 @@ public final class LiveCatalog: @unchecked Sendable {
         var burstStart: Double?
         var deferredSince: [ItemName: Double] = [:]
         var lastUnwatchedRescan = monotonicSeconds()
+        var lastAgeRecount = monotonicSeconds()
         while !stopping.load(ordering: .relaxed) {
             var timeout: Int32 = -1
             if let start = burstStart {
@@ -310,9 +343,18 @@ public final class LiveCatalog: @unchecked Sendable {
             } else if watcher.watchLimitReached {
                 timeout = timing.unwatchedRescanMilliseconds
             }
+            let agePeriod = indexLock.withLock { index.shortestAge }.map { timing.ageRecountPeriod(shortestAge: $0) }
+            if let agePeriod {
+                let left = Int32(min(Double(Int32.max), max(0, (lastAgeRecount + agePeriod - monotonicSeconds()) * 1000)).rounded(.up))
+                timeout = timeout < 0 ? left : min(timeout, left)
+            }
             let events = watcher.fdWait(timeout: timeout, wakeFD: wakePipe[0])
             if stopping.load(ordering: .relaxed) { break }
             drainWakePipe()
+            if let agePeriod, monotonicSeconds() - lastAgeRecount >= agePeriod {
+                lastAgeRecount = monotonicSeconds()
+                recountAges(onChange)
+            }
             // Items whose writer let go: read now, as any other change.
             let releasedNames = released.withLock { names in defer { names.removeAll() }; return names }
             if !releasedNames.isEmpty {

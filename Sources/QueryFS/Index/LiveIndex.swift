@@ -103,6 +103,23 @@ public final class LiveIndex {
         return view
     }
 
+    /// The shortest relative age of any view (seconds), nil if none has one.
+    public var shortestAge: Double? {
+        (fixedViews + queryViews.values).compactMap(\.definition.shortestAge).min()
+    }
+
+    /// Evaluates again, with relative ages counted from `now`, every query
+    /// view that has one; returns their paths.
+    public func countQueryAges(from now: Timestamp) -> [[String]] {
+        var remade: [[String]] = []
+        for (text, view) in queryViews where view.definition.shortestAge != nil {
+            guard let query = try? Query(parsing: text, now: now) else { continue }
+            queryViews[text] = nil
+            remade.append(queryView(text, query).definition.path)
+        }
+        return remade
+    }
+
     /// Stops keeping the view of an ad-hoc query (its folder was removed).
     public func forgetQueryView(_ text: String) {
         queryViews[text] = nil

@@ -3,6 +3,10 @@
 public struct Query: Equatable, Sendable {
     public var filter: Predicate
     public var order: Ordering
+    /// The shortest age (`7d`, in seconds) among its dates, nil if none: a
+    /// query with ages selects differently as time passes, so a live view
+    /// of it is evaluated again now and then (`AgeRefresh`).
+    public var shortestAge: Double?
 
     /// Without a `sort:` clause a query lists newest `modified` first, as
     /// the built-in filtered views do (SPEC §2).
@@ -24,7 +28,7 @@ public struct Query: Equatable, Sendable {
 
     /// The view of this query at `path`.
     public func view(at path: [String]) -> ViewDefinition {
-        ViewDefinition(path: path, filter: filter, order: order)
+        ViewDefinition(path: path, filter: filter, order: order, shortestAge: shortestAge)
     }
 }
 

@@ -15,6 +15,7 @@ struct QueryParser {
     private var position = 0
     private let now: Timestamp
     private var sortKeys: [Ordering.Key]?
+    private var shortestAge: Double?
 
     init(_ text: String, now: Timestamp) {
         characters = Array(text)
@@ -31,7 +32,9 @@ struct QueryParser {
             if !atEnd, peek == ")" { throw QueryError("unbalanced ')'", at: position) }
         }
         let filter: Predicate = filters.isEmpty ? .all : filters.count == 1 ? filters[0] : .and(filters)
-        return Query(filter: filter, order: sortKeys.map(Ordering.init) ?? Query.defaultOrder)
+        var query = Query(filter: filter, order: sortKeys.map(Ordering.init) ?? Query.defaultOrder)
+        query.shortestAge = shortestAge
+        return query
     }
 
     // MARK: Boolean structure
@@ -113,7 +116,9 @@ struct QueryParser {
                 let test = Predicate.contains(.tags, .text(text))
                 return comparison == .equal ? test : .not(test)
             }
-            return .compare(field, comparison, try QueryValues.value(text, for: field, now: now, at: valueStart))
+            let value = try QueryValues.value(text, for: field, now: now, at: valueStart)
+            if case .date = value, let age = QueryValues.age(text) { shortestAge = min(shortestAge ?? age, age) }
+            return .compare(field, comparison, value)
         }
     }
 

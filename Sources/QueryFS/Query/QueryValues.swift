@@ -49,11 +49,17 @@ enum QueryValues {
 
     /// An ISO 8601 date, or an age: that long before `now`.
     static func date(_ text: String, now: Timestamp) -> Timestamp? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400, "y": 365 * 86_400]
-        if let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 {
-            return timestamp(Double(now.seconds) + Double(now.nanoseconds) / 1e9 - count * unit)
+        if let age = age(text) {
+            return timestamp(Double(now.seconds) + Double(now.nanoseconds) / 1e9 - age)
         }
         return ISO8601.parse(text).map(timestamp)
+    }
+
+    /// The seconds of an age such as `7d`, or nil if `text` is not one.
+    static func age(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400, "y": 365 * 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 else { return nil }
+        return count * unit
     }
 
     static func timestamp(_ seconds: Double) -> Timestamp {

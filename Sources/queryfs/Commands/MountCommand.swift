@@ -30,9 +30,15 @@ struct MountCommand: ParsableCommand {
     var configFile: String?
     @Option(name: .customLong("payload-key"), help: "A payload key path (webLocation.relative) that query/ folders may filter or sort on; repeatable.")
     var payloadKeys: [String] = []
+    @Option(name: .customLong("age-recount"), help: "Views with relative ages (modified>7d) are evaluated again every hundredth of the age, at least this many seconds apart.")
+    var ageRecount: Double = 60
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
     @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
+
+    func validate() throws {
+        guard ageRecount > 0, ageRecount.isFinite else { throw ValidationError("--age-recount takes a number of seconds above 0") }
+    }
 
     func run() throws {
         guard foreground else { return runInBackground() }
@@ -44,6 +50,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.kernelPassthrough = !noPassthrough
         sessionOptions.payloadKeys = payloadKeys
         sessionOptions.configFile = configFile
+        sessionOptions.ageRecountSeconds = ageRecount
         let logFile = logPath
         let session = FuseSession(options: sessionOptions, log: { message in printError(message) })
         do {
@@ -70,6 +77,7 @@ struct MountCommand: ParsableCommand {
         if noPassthrough { arguments.append("--no-passthrough") }
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
+        arguments += ["--age-recount", String(ageRecount)]
         if let logPath { arguments += ["--log", logPath] }
         switch Daemon.spawnAndWait(arguments: arguments) {
         case .ready: return
