@@ -19,8 +19,13 @@ final class KernelPassthrough: @unchecked Sendable {
     /// /dev/fuse of the session; set when the session exists.
     var fuseFD: Int32 = -1
     let enabled: Bool
+    private let log: @Sendable (String) -> Void
+    private var loggedRefusal = false
 
-    init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.enabled = enabled
+        self.log = log
+    }
 
     var isAvailable: Bool { enabled && qfs_passthrough_enabled() != 0 }
 
@@ -37,7 +42,13 @@ final class KernelPassthrough: @unchecked Sendable {
                 return backing.id
             }
             let id = qfs_backing_open(fuseFD, fd)
-            guard id > 0 else { return nil }
+            guard id > 0 else {
+                if !loggedRefusal {
+                    loggedRefusal = true
+                    log("kernel passthrough refused (\(String(cString: strerror(errno)))): files under bundles/ are served by the daemon")
+                }
+                return nil
+            }
             backingOfNode[node] = (id, 1)
             nodeOfHandle[handle] = node
             return id
@@ -56,5 +67,4 @@ final class KernelPassthrough: @unchecked Sendable {
             }
         }
     }
-
 }

@@ -40,7 +40,7 @@ public final class QueryFilesystem: @unchecked Sendable {
                 kernelPassthrough: Bool = true)
         throws(SystemError)
     {
-        self.kernelPassthrough = KernelPassthrough(enabled: kernelPassthrough)
+        self.kernelPassthrough = KernelPassthrough(enabled: kernelPassthrough, log: { [catalog] in catalog.logMessage($0) })
         self.catalog = catalog
         self.linkStyle = linkStyle
         let writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
