@@ -191,8 +191,8 @@ public final class LiveCatalog: @unchecked Sendable {
         let configuration = countingAges?(now)
         let update: Update? = indexLock.withLock {
             var reconfiguration = LiveIndex.Reconfiguration()
-            // Only the views' thresholds move: the sources and ignores are the same, so no rescan.
-            if let configuration { reconfiguration = apply(configuration, to: index).0 }
+            // Only the views' thresholds move: sources and ignores stay, nothing is read again.
+            if let configuration { reconfiguration = index.reconfigure(configuration.viewSet) }
             reconfiguration.remade += index.countQueryAges(from: now)
             guard !reconfiguration.remade.isEmpty else { return nil }
             var listings: [[String]: RecordList] = [:]
