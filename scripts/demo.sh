@@ -32,6 +32,9 @@ first=$(ls "$mnt/by-modified" | sed -n 1p)
 show readlink "$mnt/by-modified/$first"
 show cat "$mnt/by-modified/$first/payload.plist"
 show ls "$mnt/query/tag:swift -archived sort:title"
+show mkdir "$mnt/query/tag:linux modified>30d"   # saved into BACKING/.queryfs.toml
+show cat "$backing/.queryfs.toml"
+show ls "$mnt/query"
 show $bin/queryfs ls "$backing" 'tag:linux or size>2KB sort:-size'
 show $bin/queryfs views "$backing"
 show $bin/queryfs status "$backing"
