@@ -7,8 +7,11 @@ import Dispatch
 /// per item one statx, and for a bundle a walk of its tree (statx each
 /// entry) plus one read of its payload. Nothing else is read.
 public struct Scanner: Sendable {
-    public var sources: FieldSources
-    let paths: FieldSources.SplitPaths
+    public var sources: FieldSources {
+        // A reloaded configuration sets new sources: the scan must use them.
+        didSet { paths = sources.splitPaths }
+    }
+    private(set) var paths: FieldSources.SplitPaths
     /// Largest payload read; a larger one is reported and ignored.
     public var payloadLimit = 16 << 20
     /// Deepest folder level walked inside a bundle.
