@@ -156,6 +156,15 @@ final class QueryMountTests: XCTestCase {
         Corpus(path: fixture.backing).write(config, Array("queries = [\"-archived\"]\n".utf8))
         XCTAssertTrue(eventually(timeout: 3) { queryNames() == ["-archived"] }, "\(queryNames())")
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: ["-archived"]), [])
+
+        // On a payload key the scan does not keep: no ad-hoc folder, but a
+        // saved one, filled once the reload that saving causes has read the key.
+        XCTAssertNil(RawFiles.lstat(fixture.mounted("query/payload.isArchived")))
+        XCTAssertEqual(mkdir(fixture.mounted("query/payload.isArchived"), 0o755), 0, "mkdir: \(errno)")
+        XCTAssertTrue(eventually(timeout: 3) {
+            let listing = ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "query/payload.isArchived")
+            return !listing.isEmpty && listing == ViewComparison.expected(backing: self.fixture.backing, view: "payload.isArchived")
+        }, "\(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "query/payload.isArchived"))")
     }
 
     /// Relative ages count from now, not from the mount: an item leaves a
@@ -234,6 +243,13 @@ final class QueryMountTests: XCTestCase {
             return names.contains("keep") && !names.contains("changed") && !names.contains("group")
         }, "\(rootNames())")
         XCTAssertTrue(matches(["keep", "by-name"]))
+
+        // New field aliases: every item is read again with them.
+        Corpus(path: fixture.backing).write(config, Array("[fields]\ntitle = [\"noSuchKey\"]\n".utf8))
+        XCTAssertTrue(eventually(timeout: 3) {
+            ViewComparison.mounted(mountPoint: self.fixture.mountPoint, view: "by-name").first == "0001 b0.hpwebsite"
+        }, "\(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-name").prefix(3))")
+        XCTAssertTrue(matches(["by-name", "by-modified"]))
     }
 
     /// Twenty configured views (nested ones among them) and query folders

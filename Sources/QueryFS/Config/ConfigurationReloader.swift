@@ -64,7 +64,7 @@ public final class ConfigurationReloader: @unchecked Sendable {
         public var errno: Int32 {
             switch self {
             case .broken: EINVAL
-            case .system(let error): error.errno
+            case .system(let error): error.errno == 0 ? EIO : error.errno  // 0 would read as success
             }
         }
 
@@ -122,21 +122,32 @@ public final class ConfigurationReloader: @unchecked Sendable {
         } catch {
             throw .system(error)
         }
-        // The watcher reloads it too; the saved queries count from now on.
-        current.savedQueries = edited.savedQueries
+        // `current` stays as it was: the reload that follows must see the
+        // difference, or a saved query on payload keys the scan does not
+        // keep yet would never be read again (the caller asks for that reload).
     }
 
-    /// Writes a new file beside the old one and renames it over: a reader
-    /// (or the watcher) sees the old text or the new, never half of one.
+    /// Writes a new file beside the old one, flushed to disk with the old
+    /// file's mode, and renames it over: a reader (or the watcher, or a
+    /// crash) sees the old text or the new, never half of one.
     private static func replaceFile(at link: String, with bytes: [UInt8]) throws(SystemError) {
         // A configuration that is a symlink (kept in a dotfiles repository)
         // stays one: the file it points at is the one replaced.
         let path = MountPreflight.realpathString(link) ?? link
+        var old = stat()
+        let mode = stat(path, &old) == 0 ? old.st_mode & 0o7777 : 0o644
         let temporary = path + ".queryfs-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError.current("open", path: temporary) }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let failure = written == bytes.count ? nil : SystemError.current("write", path: temporary)
+        var failure: SystemError?
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { failure = SystemError.current("write", path: temporary); break }
+            written += count
+        }
+        if failure == nil, fchmod(fd, mode) != 0 || fsync(fd) != 0 { failure = SystemError.current("fsync", path: temporary) }
         close(fd)
         if let failure {
             unlink(temporary)

@@ -80,6 +80,9 @@ public struct FuseSession {
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites,
                 kernelPassthrough: options.kernelPassthrough)
             filesystem.configurationFile = reloader
+            if !CallerSyscall.readsOtherProcesses {
+                log("ptrace is restricted (kernel.yama.ptrace_scope): mkdir under query/ answers EEXIST for other processes; add queries to `queries` in \(reloader.path) instead, or mount as root")
+            }
             _ = filesystem.takeSavedQueries(configuration.savedQueries)
         } catch {
             throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")

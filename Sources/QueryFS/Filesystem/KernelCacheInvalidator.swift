@@ -52,9 +52,10 @@ struct KernelCacheInvalidator {
                 continue
             }
             let records = update.listings[change.path] ?? []
-            let (folder, old) = change.kind == .appeared
-                ? filesystem.tagRootLock.withLock { filesystem.installListing(of: change.path, records: records, at: now) }
-                : filesystem.installListing(of: change.path, records: records, at: now)
+            let published = change.kind == .appeared
+                ? filesystem.tagRootLock.withLock { filesystem.publishListing(of: change.path, records: records, at: now) }
+                : filesystem.publishListing(of: change.path, records: records, at: now)
+            guard let (folder, old) = published else { continue }
             if change.kind == .appeared {
                 invalidateInode(NodeID.tagRoot)
             }

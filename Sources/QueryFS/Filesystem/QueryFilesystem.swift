@@ -73,6 +73,17 @@ public final class QueryFilesystem: @unchecked Sendable {
         return (folder, old)
     }
 
+    /// `installListing` for the watcher: the listing of a `query/` folder
+    /// removed meanwhile (rmdir, between the index's change and this) does
+    /// not make the folder again, with no view behind it to keep it current.
+    func publishListing(of path: [String], records: RecordList, at time: Timestamp) -> (folder: ViewFolder, old: ViewListing?)? {
+        guard path.count == 2, path[0] == ViewDefinition.queryFolder else { return installListing(of: path, records: records, at: time) }
+        guard let folder = folders.folder(path: path) else { return nil }
+        let old = folder.listing
+        folder.replace(ViewListing(records: records), at: time)
+        return (folder, old)
+    }
+
     /// Paths of the fixed views, in root listing order (read once: handlers
     /// must not take the index lock).
     private var fixedPathsStorage: [[String]] = []
@@ -139,7 +150,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         for path in change.remade where oldGroups.contains(path) { folders.removeFolder(path: path) }
         fixedPathsLock.withLock { fixedPathsStorage = newPaths }
         for path in change.remade {
-            let (folder, _) = installListing(of: path, records: listings[path] ?? [], at: time)
+            guard let (folder, _) = publishListing(of: path, records: listings[path] ?? [], at: time) else { continue }
             inodes.append(folder.id)
         }
         installGroups(at: time)

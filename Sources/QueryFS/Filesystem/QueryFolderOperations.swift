@@ -37,6 +37,7 @@ extension QueryFilesystem {
             return fail(request, error.errno)
         }
         savedQueries.withLock { _ = $0.insert(name) }
+        catalog.reloadConfigurationSoon()
         let folder: ViewFolder
         do {
             folder = try makeQueryFolder(name)
@@ -60,6 +61,7 @@ extension QueryFilesystem {
                 return fail(request, error.errno)
             }
             savedQueries.withLock { _ = $0.remove(name) }
+            catalog.reloadConfigurationSoon()
         }
         removeQueryFolder(name)
         fail(request, 0)
@@ -75,7 +77,10 @@ extension QueryFilesystem {
 
     private func removeQueryFolder(_ name: String) {
         catalog.forgetQueryView(name)
-        folders.removeFolder(path: [ViewDefinition.queryFolder, name])
+        let path = [ViewDefinition.queryFolder, name]
+        // Its serial stays taken (ids are never reused); its records need not.
+        folders.folder(path: path)?.replace(ViewListing(records: []), at: .now)
+        folders.removeFolder(path: path)
     }
 
     /// Takes the saved queries of the configuration (at mount, and on the
@@ -113,12 +118,14 @@ extension QueryFilesystem {
     /// Whether the request comes from a thread in mkdir (see CallerSyscall).
     private func isMakingDirectory(_ request: fuse_req_t?) -> Bool {
         guard let context = fuse_req_ctx(request) else { return false }
-        guard let making = CallerSyscall.isMakingDirectory(thread: context.pointee.pid) else {
+        switch CallerSyscall.answer(for: context.pointee.pid) {
+        case .makingDirectory: return true
+        case .other: return false
+        case .unreadable:
             if !warnedSyscallUnreadable.exchange(true, ordering: .relaxed) {
                 catalog.logMessage("cannot read /proc/\(context.pointee.pid)/syscall: mkdir under query/ may answer EEXIST (add the query to `queries` in the configuration instead)")
             }
             return false
         }
-        return making
     }
 }

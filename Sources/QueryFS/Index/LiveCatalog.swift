@@ -115,6 +115,8 @@ public final class LiveCatalog: @unchecked Sendable {
         startThread { [self] in
             if let lock = try? ItemLock(item: name, in: rootFD), (try? lock.lock(.shared, timeout: nil)) != nil {
                 heldForReading.withLock { $0[name] = lock }
+                // The watcher may have ended meanwhile: nobody would read it, so let go.
+                if stopping.load(ordering: .relaxed) { releaseHeldLocks(of: nil) }
             }
             waitingForRelease.withLock { _ = $0.remove(name) }
             released.withLock { _ = $0.insert(name) }
@@ -202,6 +204,16 @@ public final class LiveCatalog: @unchecked Sendable {
             return update
         }
         if let update { onChange(update) }
+    }
+
+    private let configurationEdited = Atomic<Bool>(false)
+
+    /// Has the watcher read the configuration again soon: the mount itself
+    /// edited it (`mkdir` under `query/`), and inotify may not tell (a
+    /// configuration that is a symlink to a file elsewhere).
+    public func reloadConfigurationSoon() {
+        configurationEdited.store(true, ordering: .relaxed)
+        wake()
     }
 
     /// Watches the configuration file at `path` (before `start`).
@@ -351,9 +363,11 @@ public final class LiveCatalog: @unchecked Sendable {
             let events = watcher.fdWait(timeout: timeout, wakeFD: wakePipe[0])
             if stopping.load(ordering: .relaxed) { break }
             drainWakePipe()
+            if configurationEdited.exchange(false, ordering: .relaxed) { pending.configurationChanged = true }
             if let agePeriod, monotonicSeconds() - lastAgeRecount >= agePeriod {
-                lastAgeRecount = monotonicSeconds()
                 recountAges(onChange)
+                // Counted from the end: a recount slower than the period never runs back to back.
+                lastAgeRecount = monotonicSeconds()
             }
             // Items whose writer let go: read now, as any other change.
             let releasedNames = released.withLock { names in defer { names.removeAll() }; return names }
@@ -379,8 +393,10 @@ public final class LiveCatalog: @unchecked Sendable {
             var deferred = Set<ItemName>()
             if let isBeingWritten, !pending.needsFullRescan {
                 let now = monotonicSeconds()
-                // A released item is held for us now: no writer can be busy with it.
-                for name in pending.dirtyItems where !releasedNames.contains(name) && isBeingWritten(name, timing.writerQuietSeconds) {
+                // An item whose lock we hold (released by its writer) cannot be
+                // being written: read it now, whichever wake-up released it.
+                let held = heldForReading.withLock { Set($0.keys) }
+                for name in pending.dirtyItems where !held.contains(name) && isBeingWritten(name, timing.writerQuietSeconds) {
                     let since = deferredSince[name] ?? now
                     if now - since < timing.writerMaximumDelaySeconds {
                         deferredSince[name] = since

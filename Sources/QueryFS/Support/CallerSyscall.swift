@@ -11,12 +11,28 @@ import Glibc
 /// asking us to make it. A lookup on behalf of mkdir must say ENOENT for a
 /// query not saved yet; only the caller's system call tells the two apart.
 enum CallerSyscall {
-    /// Whether thread `tid` is in mkdir/mkdirat; nil if that cannot be read
-    /// (another user's process under a restrictive ptrace policy, or a
-    /// kernel without the file).
-    static func isMakingDirectory(thread tid: pid_t) -> Bool? {
-        guard let number = number(of: tid) else { return nil }
-        return mkdirNumbers.contains(number)
+    enum Answer { case makingDirectory, other, unreadable }
+
+    /// Whether thread `tid` is in mkdir/mkdirat; `unreadable` if that cannot
+    /// be read (another user's process under a restrictive ptrace policy,
+    /// such as Yama's `ptrace_scope` 1, Ubuntu's default).
+    static func answer(for tid: pid_t) -> Answer {
+        guard tid > 0 else { return .other }  // a request the kernel makes itself
+        guard let field = firstField(of: tid) else { return .unreadable }
+        // "running", or -1 outside a system call: not mkdir either way.
+        guard let number = Int(field) else { return .other }
+        return mkdirNumbers.contains(number) ? .makingDirectory : .other
+    }
+
+    /// Whether this process may read other users' `/proc/<tid>/syscall`
+    /// the way `answer` needs: as root, or where Yama does not restrict ptrace.
+    static var readsOtherProcesses: Bool {
+        if geteuid() == 0 { return true }
+        let fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return true }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        return read(fd, &byte, 1) == 1 && byte == UInt8(ascii: "0")
     }
 
     #if arch(x86_64)
@@ -28,15 +44,14 @@ enum CallerSyscall {
     #endif
 
     /// The first field of `/proc/<tid>/syscall`: the system call number
-    /// ("running" or -1 when not in one).
-    private static func number(of tid: pid_t) -> Int? {
+    /// ("running" or -1 when not in one); nil if the file cannot be read.
+    private static func firstField(of tid: pid_t) -> String? {
         let fd = open("/proc/\(tid)/syscall", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
-        let field = buffer[..<count].prefix { $0 != 0x20 && $0 != 0x0A }
-        return Int(String(decoding: field, as: UTF8.self))
+        return String(decoding: buffer[..<count].prefix { $0 != 0x20 && $0 != 0x0A }, as: UTF8.self)
     }
 }
