@@ -31,7 +31,7 @@ struct SmallFilesBenchmark {
             start = now()
             for index in 0..<count {
                 let fd = open("\(directory)/small-\(index)", O_RDONLY)
-                guard fd >= 0 else { fail("cannot open in \(directory)") }
+                guard fd >= 0 else { fail("cannot open small-\(index) in \(directory): \(String(cString: strerror(errno)))") }
                 _ = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 close(fd)
             }
