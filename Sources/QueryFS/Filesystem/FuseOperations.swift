@@ -158,9 +158,12 @@ enum FuseOperations {
             let fs = FuseOperations.filesystem(request)
             let handle = info!.pointee.fh
             fs.writes.clientLockChanged(handle: handle, item: ItemName([]), locked: false)
-            close(Int32(truncatingIfNeeded: handle))
+            // Forget the handle before closing its descriptor: the number is
+            // the handle, and an open on another thread may get it the moment
+            // it is closed, then lose its backing id or item lock to this release.
             fs.kernelPassthrough.release(handle: handle)
             fs.writes.releaseOpenFile(handle: handle)
+            close(Int32(truncatingIfNeeded: handle))
             fuse_reply_err(request, 0)
         }
         ops.fsync = { request, _, dataOnly, info in
