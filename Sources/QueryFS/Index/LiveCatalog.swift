@@ -445,12 +445,17 @@ public final class LiveCatalog: @unchecked Sendable {
             names.formUnion((try? backing.itemNames()) ?? [])
         }
         var batch: [ItemName: Item?] = [:]
+        // Items whose released locks we hold: let go as soon as each is read,
+        // not after the whole batch (a full rescan takes seconds at 100,000).
+        let held = heldForReading.withLock { Set($0.keys) }
         for name in names {
             if ignored(name) {
                 batch[name] = Item?.none
                 continue
             }
-            switch scanner.scan(named: name, in: backing.fd) {
+            let scan = scanner.scan(named: name, in: backing.fd)
+            if held.contains(name) { releaseHeldLocks(of: [name]) }
+            switch scan {
             case .item(let item):
                 if observation.needsFullRescan || rescanAll, item.kind == .bundle { watcher.watchBundle(name) }
                 batch[name] = item
