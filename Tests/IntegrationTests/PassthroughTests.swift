@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import Synchronization
 import CSystemShims
 // sys/xattr.h, which Swift's Glibc module leaves out, comes with the libfuse module.
 import CFuse
@@ -43,6 +44,32 @@ final class PassthroughTests: XCTestCase {
             XCTAssertEqual(mounted.st_mtim.tv_sec, backed.st_mtim.tv_sec, name)
             XCTAssertEqual(mounted.st_mtim.tv_nsec, backed.st_mtim.tv_nsec, name)
         }
+    }
+
+    /// Opens and closes on several threads at once, in one item: a release
+    /// must never take the backing id or item lock of an open that got the
+    /// same descriptor number meanwhile (that showed as EIO on open).
+    func testConcurrentOpensAndClosesInOneItemNeverFail() throws {
+        let item = try XCTUnwrap(RawFiles.list(bundles)?.map { String(decoding: $0, as: UTF8.self) }.first { $0.hasSuffix(".hpwebsite") })
+        let directory = bundles + "/" + item
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            let data = [UInt8](repeating: 0x61, count: 4096)
+            var buffer = [UInt8](repeating: 0, count: 4097)
+            for round in 0..<150 {
+                let path = "\(directory)/concurrent-\(worker)-\(round % 20)"
+                let writer = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                guard writer >= 0 else { failures.withLock { $0.append("create \(path): \(errno)") }; return }
+                _ = data.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                close(writer)
+                let reader = open(path, O_RDONLY)
+                guard reader >= 0 else { failures.withLock { $0.append("open \(path): \(errno)") }; return }
+                let count = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                close(reader)
+                if count != 4096 { failures.withLock { $0.append("read \(path): \(count)") } }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
     }
 
     func testCreateWriteAppendAndRead() {
