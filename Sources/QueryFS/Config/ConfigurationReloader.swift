@@ -26,9 +26,6 @@ public final class ConfigurationReloader: @unchecked Sendable {
     /// The file watched: `--config FILE`, or BACKING/.queryfs.toml.
     public var path: String { file ?? backing + "/" + Configuration.fileName }
 
-    /// The queries saved in the last good configuration.
-    public var savedQueries: [String] { lock.withLock { current.savedQueries } }
-
     /// The new configuration for the catalog, or nil to keep the current one.
     public func reload() -> LiveCatalog.Configuration? {
         let next: Configuration
@@ -133,7 +130,7 @@ public final class ConfigurationReloader: @unchecked Sendable {
     private static func replaceFile(at link: String, with bytes: [UInt8]) throws(SystemError) {
         // A configuration that is a symlink (kept in a dotfiles repository)
         // stays one: the file it points at is the one replaced.
-        let path = MountPreflight.realpathString(link) ?? link
+        let path = resolvedPath(link) ?? link
         var old = stat()
         let mode = stat(path, &old) == 0 ? old.st_mode & 0o7777 : 0o644
         let temporary = path + ".queryfs-\(getpid())"

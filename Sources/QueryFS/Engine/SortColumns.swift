@@ -42,17 +42,7 @@ public final class SortColumns: @unchecked Sendable {
             }
         }
         for (position, index) in selected.enumerated() { table[position * width + width - 1] = names[index] }
-        var positions = Array(selected.indices)
-        table.withUnsafeBufferPointer { table in
-            positions.sort { a, b in
-                let rowA = a * width, rowB = b * width
-                for column in 0..<width where table[rowA + column] != table[rowB + column] {
-                    return table[rowA + column] < table[rowB + column]
-                }
-                return false
-            }
-        }
-        selected = positions.map { selected[$0] }
+        ViewSorter.sort(&selected, byRows: table, width: width) { _, _ in false }  // names are unique: no ties
         return true
     }
 }

@@ -64,14 +64,20 @@ enum ViewSorter {
             for (position, rank) in ranks.enumerated() { table[position * width + column] = key.ascending ? rank : -rank }
         }
         let names = byteColumn(.name, selected: selected, items: items)
-        var positions = Array(0..<selected.count)
+        sort(&selected, byRows: table, width: width) { names.compare($0, $1) < 0 }
+    }
+
+    /// Sorts `selected` by `table`, one row of `width` integers per selected
+    /// position, compared column by column; `tieBreak` orders equal rows.
+    static func sort(_ selected: inout [Int], byRows table: [Int], width: Int, tieBreak: (Int, Int) -> Bool) {
+        var positions = Array(selected.indices)
         table.withUnsafeBufferPointer { table in
             positions.sort { a, b in
                 let rowA = a * width, rowB = b * width
                 for column in 0..<width where table[rowA + column] != table[rowB + column] {
                     return table[rowA + column] < table[rowB + column]
                 }
-                return names.compare(a, b) < 0
+                return tieBreak(a, b)
             }
         }
         selected = positions.map { selected[$0] }

@@ -45,12 +45,12 @@ public struct FuseSession {
     /// Mounts, calls `ready` once the mount is live, serves until unmounted,
     /// then unmounts. Throws (with nothing mounted) if it cannot mount.
     public func run(ready: () -> Void) throws(MountPreflight.Failure) {
-        guard let backing = MountPreflight.realpathString(options.backing) else {
+        guard let backing = resolvedPath(options.backing) else {
             throw MountPreflight.Failure("backing directory \(options.backing): \(String(cString: strerror(errno)))")
         }
         let allowNonEmpty = options.fuseOptions.contains("nonempty")
         try MountPreflight.checkMountPoint(options.mountPoint, allowNonEmpty: allowNonEmpty)
-        guard let mountPoint = MountPreflight.realpathString(options.mountPoint) else {
+        guard let mountPoint = resolvedPath(options.mountPoint) else {
             throw MountPreflight.Failure("mount point \(options.mountPoint): \(String(cString: strerror(errno)))")
         }
         try MountPreflight.checkFuseDevice()
@@ -69,7 +69,7 @@ public struct FuseSession {
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, log: log)
             // Absolute: the daemon leaves the working directory.
-            let configFile = options.configFile.map { MountPreflight.realpathString($0) ?? $0 }
+            let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)
             try catalog.watchConfiguration(at: reloader.path)
             catalog.reloadConfiguration = { reloader.reload() }

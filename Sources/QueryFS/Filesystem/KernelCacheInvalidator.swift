@@ -93,10 +93,7 @@ struct KernelCacheInvalidator {
             if stale.count > wholeFolderThreshold { break }
         }
         if shiftsTooMany || stale.count > wholeFolderThreshold {
-            let parent = folder.path.count == 1 ? NodeID.root
-                : folder.path.count == 2 && folder.path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot
-                : folder.path.count == 2 && folder.path[0] == ViewDefinition.tagFolder ? NodeID.tagRoot
-                : filesystem.folders.folder(path: Array(folder.path.dropLast()))?.id ?? NodeID.root
+            let parent = filesystem.parentID(ofFolderAt: folder.path) ?? NodeID.root
             // The names of the entries that changed first: a child dentry in
             // use while its folder's dentry is dropped can come back with the
             // folder's inode (d_splice_alias reuses the old alias), and the

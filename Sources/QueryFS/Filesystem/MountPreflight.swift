@@ -53,7 +53,7 @@ public enum MountPreflight {
         guard stat(path + "/..", &parent) == 0 else { return false }
         if parent.st_dev != status.st_dev { return true }
         // Same device (a bind mount of the same filesystem): ask the mount table.
-        let absolute = realpathString(path) ?? path
+        let absolute = resolvedPath(path) ?? path
         return MountTable.mounts().contains { $0.mountPoint == absolute }
     }
 
@@ -65,11 +65,5 @@ public enum MountPreflight {
             if name != [0x2E] && name != [0x2E, 0x2E] { return false }
         }
         return true
-    }
-
-    public static func realpathString(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }

@@ -84,6 +84,15 @@ public final class QueryFilesystem: @unchecked Sendable {
         return (folder, old)
     }
 
+    /// The node holding the folder at `path`: the root, `tag/`, `query/`, or
+    /// a group folder (nil if that group is gone).
+    func parentID(ofFolderAt path: [String]) -> UInt64? {
+        if path.count == 1 { return NodeID.root }
+        if path.count == 2, path[0] == ViewDefinition.queryFolder { return NodeID.queryRoot }
+        if path.count == 2, path[0] == ViewDefinition.tagFolder { return NodeID.tagRoot }
+        return folders.folder(path: Array(path.dropLast()))?.id
+    }
+
     /// Paths of the fixed views, in root listing order (read once: handlers
     /// must not take the index lock).
     private var fixedPathsStorage: [[String]] = []
@@ -134,10 +143,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         var entries: [(parent: UInt64, name: [UInt8])] = []
         var inodes: [UInt64] = [NodeID.root]
         func forget(_ path: [String]) {
-            let parent = path.count == 1 ? NodeID.root
-                : path.count == 2 && path[0] == ViewDefinition.queryFolder ? NodeID.queryRoot
-                : folders.folder(path: Array(path.dropLast()))?.id
-            if let parent { entries.append((parent, Array(path.last!.utf8))) }
+            if let parent = parentID(ofFolderAt: path) { entries.append((parent, Array(path.last!.utf8))) }
         }
         // Names first, while the old parents still stand.
         let gone = change.removed + oldGroups.filter { !newGroups.contains($0) }

@@ -29,15 +29,7 @@ extension QueryFilesystem {
             catalog.logMessage("mkdir query/\(name): \(error)")
             return fail(request, EINVAL)
         }
-        guard let file = configurationFile else { return fail(request, EROFS) }
-        do {
-            try file.save(name)
-        } catch {
-            catalog.logMessage("mkdir query/\(name): not saved: \(error)")
-            return fail(request, error.errno)
-        }
-        savedQueries.withLock { _ = $0.insert(name) }
-        catalog.reloadConfigurationSoon()
+        guard editSavedQueries(request, name, saving: true) else { return }
         let folder: ViewFolder
         do {
             folder = try makeQueryFolder(name)
@@ -52,19 +44,28 @@ extension QueryFilesystem {
     func queryRmdir(_ request: fuse_req_t?, name: String) {
         let saved = savedQueries.withLock { $0.contains(name) }
         guard saved || folders.folder(path: [ViewDefinition.queryFolder, name]) != nil else { return fail(request, ENOENT) }
-        if saved {
-            guard let file = configurationFile else { return fail(request, EROFS) }
-            do {
-                try file.forget(name)
-            } catch {
-                catalog.logMessage("rmdir query/\(name): not removed: \(error)")
-                return fail(request, error.errno)
-            }
-            savedQueries.withLock { _ = $0.remove(name) }
-            catalog.reloadConfigurationSoon()
-        }
+        if saved, !editSavedQueries(request, name, saving: false) { return }
         removeQueryFolder(name)
         fail(request, 0)
+    }
+
+    /// Saves or forgets `name` in the configuration file and in the mount's
+    /// set; false once it has replied with the error (logged with why).
+    private func editSavedQueries(_ request: fuse_req_t?, _ name: String, saving: Bool) -> Bool {
+        guard let file = configurationFile else {
+            fail(request, EROFS)
+            return false
+        }
+        do {
+            if saving { try file.save(name) } else { try file.forget(name) }
+        } catch {
+            catalog.logMessage("\(saving ? "mkdir" : "rmdir") query/\(name): configuration not changed: \(error)")
+            fail(request, error.errno)
+            return false
+        }
+        savedQueries.withLock { if saving { _ = $0.insert(name) } else { _ = $0.remove(name) } }
+        catalog.reloadConfigurationSoon()
+        return true
     }
 
     /// The folder of query `name`, its view made and kept current from now on.

@@ -21,10 +21,27 @@ public final class LiveIndex {
         allRecordsCache = made
         return made
     }
-    private var fixedViews: [SortedView]
+    private var fixedViews: [SortedView] {
+        didSet { shortestAgeCache = nil }
+    }
     private var tagViews: [String: SortedView] = [:]
     /// Ad-hoc query views (`query/<query>/` of a mount), made on first use, by query text.
-    private var queryViews: [String: SortedView] = [:]
+    private var queryViews: [String: SortedView] = [:] {
+        didSet {
+            shortestAgeCache = nil
+            sortedQueryTextsCache = nil
+        }
+    }
+    /// Derived from the views, kept until they change: the watcher asks for
+    /// them on every change and every wake-up, 1,000 views or not.
+    private var shortestAgeCache: Double??
+    private var sortedQueryTextsCache: [String]?
+    private var sortedQueryTexts: [String] {
+        if let cached = sortedQueryTextsCache { return cached }
+        let texts = queryViews.keys.sorted()
+        sortedQueryTextsCache = texts
+        return texts
+    }
 
     public init(items: [Item], viewSet: ViewSet = ViewSet()) {
         self.viewSet = viewSet
@@ -105,7 +122,10 @@ public final class LiveIndex {
 
     /// The shortest relative age of any view (seconds), nil if none has one.
     public var shortestAge: Double? {
-        (fixedViews + queryViews.values).compactMap(\.definition.shortestAge).min()
+        if let cached = shortestAgeCache { return cached }
+        let age = (fixedViews + queryViews.values).compactMap(\.definition.shortestAge).min()
+        shortestAgeCache = .some(age)
+        return age
     }
 
     /// Evaluates again, with relative ages counted from `now`, every query
@@ -147,7 +167,7 @@ public final class LiveIndex {
         for view in fixedViews {
             if let change = update(view, with: changed, kind: .changed) { result.append(change) }
         }
-        for text in queryViews.keys.sorted() {
+        for text in sortedQueryTexts {
             if let change = update(queryViews[text]!, with: changed, kind: .changed) { result.append(change) }
         }
         for folder in affectedTagFolders(changed) {

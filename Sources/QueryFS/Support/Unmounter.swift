@@ -12,7 +12,7 @@ public enum Unmounter {
         // A stale mount (daemon killed): a lazy unmount clears it.
         if run(["fusermount3", "-u", "-z", "-q", mountPoint]) == 0 { return nil }
         if umount2(mountPoint, Int32(MNT_DETACH)) == 0 { return nil }
-        let isMounted = MountTable.mounts().contains { $0.mountPoint == (MountPreflight.realpathString(mountPoint) ?? mountPoint) }
+        let isMounted = MountTable.mounts().contains { $0.mountPoint == (resolvedPath(mountPoint) ?? mountPoint) }
         return isMounted ? "cannot unmount \(mountPoint): it is busy or not yours" : "\(mountPoint) is not mounted"
     }
 
