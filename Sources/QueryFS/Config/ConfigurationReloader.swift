@@ -27,7 +27,7 @@ public final class ConfigurationReloader: @unchecked Sendable {
     public var path: String { file ?? backing + "/" + Configuration.fileName }
 
     /// The new configuration for the catalog, or nil to keep the current one.
-    public func reload() -> LiveCatalog.Configuration? {
+    public func reload() -> LiveCatalog.Settings? {
         let next: Configuration
         do {
             next = try Configuration.load(backing: backing, file: file)
@@ -42,15 +42,15 @@ public final class ConfigurationReloader: @unchecked Sendable {
         }
         guard changed else { return nil }
         log("configuration reloaded from \(path): \(next.views.count) views, \(next.savedQueries.count) saved queries")
-        return next.catalogConfiguration
+        return next.catalogSettings
     }
 
     /// The current configuration with its relative ages counted from `now`,
     /// or nil if no configured view has one.
-    public func countingAges(from now: Timestamp) -> LiveCatalog.Configuration? {
+    public func countingAges(from now: Timestamp) -> LiveCatalog.Settings? {
         let configuration = lock.withLock { current }
         guard configuration.views.contains(where: { $0.query.shortestAge != nil }) else { return nil }
-        return configuration.countingAges(from: now).catalogConfiguration
+        return configuration.countingAges(from: now).catalogSettings
     }
 
     public enum EditFailure: Error, CustomStringConvertible {
@@ -169,11 +169,11 @@ extension Configuration {
         Set(savedQueries.flatMap { (try? Query(parsing: $0, now: .now))?.payloadKeyPaths ?? [] })
     }
 
-    public var catalogConfiguration: LiveCatalog.Configuration {
+    public var catalogSettings: LiveCatalog.Settings {
         let patterns = self
         var sources = sources
         sources.extraKeyPaths.formUnion(savedQueryKeyPaths)
-        return LiveCatalog.Configuration(viewSet: viewSet, sources: sources, savedQueries: savedQueries,
+        return LiveCatalog.Settings(viewSet: viewSet, sources: sources, savedQueries: savedQueries,
                                          ignoring: { patterns.ignores($0.description) })
     }
 }

@@ -163,7 +163,7 @@ public final class LiveCatalog: @unchecked Sendable {
     }
 
     /// What a reloaded configuration asks of the index.
-    public struct Configuration: Sendable {
+    public struct Settings: Sendable {
         public var viewSet: ViewSet
         public var sources: FieldSources
         public var ignoring: @Sendable (ItemName) -> Bool
@@ -181,11 +181,11 @@ public final class LiveCatalog: @unchecked Sendable {
     /// Reads the configuration again after its file changed (on the watcher's
     /// thread); nil keeps the current one (it is broken, or unchanged).
     /// Set before `start`, with `watchConfiguration`.
-    public var reloadConfiguration: (@Sendable () -> Configuration?)?
+    public var reloadConfiguration: (@Sendable () -> Settings?)?
 
     /// The configuration with its relative ages counted from the given now,
     /// nil if no configured view has one (on the watcher's thread; set before `start`).
-    public var countingAges: (@Sendable (Timestamp) -> Configuration?)?
+    public var countingAges: (@Sendable (Timestamp) -> Settings?)?
 
     /// Evaluates again every view with relative ages, counted from now.
     private func recountAges(_ onChange: (Update) -> Void) {
@@ -223,7 +223,7 @@ public final class LiveCatalog: @unchecked Sendable {
 
     /// Takes a reloaded configuration: views change in place; new field
     /// sources or ignore patterns mean every item is read again.
-    private func apply(_ configuration: Configuration, to index: LiveIndex) -> (LiveIndex.Reconfiguration, rescan: Bool) {
+    private func apply(_ configuration: Settings, to index: LiveIndex) -> (LiveIndex.Reconfiguration, rescan: Bool) {
         var sources = configuration.sources
         sources.extraKeyPaths = requestedKeyPaths.union(configuration.viewSet.payloadKeyPaths)
             .union(configuration.sources.extraKeyPaths)
