@@ -101,10 +101,15 @@ public struct FuseSession {
             throw MountPreflight.Failure("invalid mount options: \(reason)")
         }
         defer { fuse_session_destroy(session) }
-        guard fuse_session_mount(session, mountPoint) == 0 else {
-            let reason = FuseLog.takeMessages() ?? "is it permitted?"
+        // Where the caller may not mount, libfuse runs fusermount3, which
+        // prints its reason to stderr: that reason joins our one line.
+        let (mounted, helperText) = StandardErrorCapture.capture { fuse_session_mount(session, mountPoint) }
+        guard mounted == 0 else {
+            let reasons = [FuseLog.takeMessages(), helperText.isEmpty ? nil : helperText].compactMap { $0 }
+            let reason = reasons.isEmpty ? "is it permitted?" : reasons.joined(separator: "; ") + " (is it permitted?)"
             throw MountPreflight.Failure("cannot mount \(mountPoint): \(reason)")
         }
+        if !helperText.isEmpty { log(helperText) }
         FuseLog.forward(to: log)
         defer { fuse_session_unmount(session) }
         // libfuse sends and receives through these, which ask the kernel for
