@@ -10,6 +10,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // The configuration file is TOML 1.0, read by toml++ through TOMLKit.
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // libfuse3 as a Swift module: a module map plus a shim header.
@@ -24,7 +26,7 @@ let package = Package(
         // coordination and the FUSE filesystem, each in its own folder.
         .target(
             name: "QueryFS",
-            dependencies: ["CFuse", "CSystemShims"]
+            dependencies: ["CFuse", "CSystemShims", .product(name: "TOMLKit", package: "TOMLKit")]
         ),
         // The command: argument parsing and wiring only.
         .executableTarget(

@@ -12,4 +12,5 @@ struct QueryFSCommand: ParsableCommand {
     )
 }
 
+CrashLine.install()
 QueryFSCommand.main()

@@ -172,7 +172,9 @@ final class PayloadFieldTests: FixtureTestCase {
     func testATagThatIsNotAStringIsDroppedAndTheOthersKept() throws {
         try eachFormat(["tags": ["keep", 5, "also", ["nested"], true] as [Any]]) { item, format in
             XCTAssertEqual(item.tags, ["keep", "also"], "\(format)")
-            XCTAssertEqual(item.problems.count, 3, "\(format): \(item.problems)")
+            // One problem for all of them: 20,000 bad tags are one line in `queryfs status`, not 20,000.
+            XCTAssertEqual(item.problems, ["\(format == .json ? "payload.json" : "payload.plist"): tags: 3 tags are not strings; ignored"],
+                           "\(format)")
         }
     }
 

@@ -10,20 +10,36 @@ import CSystemShims
 enum ExtendedAttributeTags {
     static let attributeName = "user.xdg.tags"
 
-    /// The tags of the open file or folder `fd`, or of `name` inside the folder `fd`.
-    static func read(fd: Int32, name: UnsafePointer<CChar>? = nil) -> [String] {
+    /// The tags of the open file or folder `fd`, or of `name` inside the
+    /// folder `fd`, and why they could not be read (no attribute, or a file
+    /// system without them, is no problem: no tags).
+    static func read(fd: Int32, name: UnsafePointer<CChar>? = nil) -> (tags: [String], problem: String?) {
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {
             let length = buffer.withUnsafeMutableBytes { raw in
                 qfs_getxattrat(fd, name, attributeName, raw.baseAddress, UInt(raw.count))
             }
-            if length >= 0 { return parse(buffer[..<length]) }
-            // Larger than the buffer: ask for the size, then read again.
-            guard errno == ERANGE else { return [] }
-            let needed = qfs_getxattrat(fd, name, attributeName, nil, 0)
-            guard needed > buffer.count, needed <= 1 << 20 else { return [] }
-            buffer = [UInt8](repeating: 0, count: needed)
+            if length >= 0 { return (parse(buffer[..<length]), nil) }
+            let code = errno
+            switch code {
+            case ENODATA, ENOTSUP, EOPNOTSUPP: return ([], nil)
+            case ERANGE:
+                // Larger than the buffer: ask for the size, then read again.
+                let needed = qfs_getxattrat(fd, name, attributeName, nil, 0)
+                if needed < 0 { return ([], problem(errno)) }
+                guard needed <= maximumSize else { return ([], "\(attributeName) is larger than \(maximumSize) bytes; ignored") }
+                buffer = [UInt8](repeating: 0, count: max(needed, buffer.count + 1))
+            default:
+                return ([], problem(code))
+            }
         }
+    }
+
+    /// The largest attribute read (the kernel allows 64 KiB).
+    static let maximumSize = 1 << 16
+
+    private static func problem(_ code: Int32) -> String {
+        "cannot read \(attributeName): \(String(cString: strerror(code)))"
     }
 
     static func parse(_ bytes: some Collection<UInt8>) -> [String] {

@@ -58,12 +58,17 @@ struct PayloadFields {
                 problems.append("\(path.string): expected an array of strings, found \(value.typeName); ignored")
                 continue
             }
+            var seen = Set<String>()
+            var nonStrings = 0
             for element in elements {
                 if case .string(let tag) = element {
-                    if !tags.contains(tag) { tags.append(tag) }
+                    if seen.insert(tag).inserted { tags.append(tag) }
                 } else {
-                    problems.append("\(path.string): a tag is a \(element.typeName), not a string; ignored")
+                    nonStrings += 1
                 }
+            }
+            if nonStrings > 0 {
+                problems.append("\(path.string): \(nonStrings == 1 ? "a tag is not a string" : "\(nonStrings) tags are not strings"); ignored")
             }
             break
         }
@@ -88,5 +93,18 @@ enum PayloadDecoder {
         if fileName.hasSuffix(".json") { return try JSONParser.parse(bytes) }
         if bytes.starts(with: Array("bplist".utf8)) { return try BinaryPropertyListParser.parse(bytes) }
         return try XMLPropertyListParser.parse(bytes)
+    }
+}
+
+/// How many tags one item may carry. Every tag is a folder the item
+/// appears in, and each change to the item is checked against each of its
+/// folders: 20,000 tags on one item made a mount take 20 s. Tags past the
+/// limit are ignored and reported against the item.
+enum TagLimit {
+    static let maximum = 1_024
+
+    static func capped(_ tags: [String]) -> (tags: [String], problem: String?) {
+        guard tags.count > maximum else { return (tags, nil) }
+        return (Array(tags.prefix(maximum)), "\(tags.count) tags; only the first \(maximum) are used")
     }
 }

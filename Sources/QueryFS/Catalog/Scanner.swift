@@ -83,8 +83,10 @@ public struct Scanner: Sendable {
             return .locked
         case .unreadable(let error):
             return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
-        case .file(let status, let tags):
-            return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size))
+        case .file(let status, let attribute):
+            let (tags, tagProblem) = TagLimit.capped(attribute.tags)
+            return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size,
+                              problems: [attribute.problem, tagProblem].compactMap { $0 }))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
             var problems = walk.problems
@@ -94,9 +96,11 @@ public struct Scanner: Sendable {
             } else if walk.problems.isEmpty {
                 problems.append("no payload (\(FieldSources.payloadFileNames.joined(separator: " or ")))")
             }
+            let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: walk.attributeTags))
+            if let tagProblem { problems.append(tagProblem) }
             return .item(Item(
                 name: name, kind: .bundle, title: fields.title, archived: fields.archived,
-                tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: walk.attributeTags),
+                tags: tags,
                 url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
                 payloadValues: fields.payloadValues, problems: problems))
         }
@@ -118,7 +122,7 @@ public struct Scanner: Sendable {
         case vanished
         case locked
         case unreadable(SystemError)
-        case file(FileStatus, attributeTags: [String])
+        case file(FileStatus, attributeTags: (tags: [String], problem: String?))
         case bundle(FileStatus, BundleWalk)
     }
 
@@ -133,7 +137,9 @@ public struct Scanner: Sendable {
                 return .vanished
             }
             guard status.isDirectory else {
-                if respectsLocks, Self.isLockedForReading(cName, in: rootFD) { return .locked }
+                // Only regular files are opened to see their lock: opening a
+                // device can act on it (a tape rewinds), and FIFOs hold no data.
+                if respectsLocks, status.isRegularFile, Self.isLockedForReading(cName, in: rootFD) { return .locked }
                 return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName))
             }
             var walk = BundleWalk(modified: status.modified, scanner: self)
@@ -155,7 +161,7 @@ public struct Scanner: Sendable {
 
     /// Whether a writer holds the exclusive lock of the plain file `name`.
     static func isLockedForReading(_ name: UnsafePointer<CChar>, in dirfd: Int32) -> Bool {
-        let fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        let fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
@@ -202,7 +208,11 @@ struct BundleWalk {
             locked = true
             return
         }
-        if depth == 0 { attributeTags = ExtendedAttributeTags.read(fd: fd) }
+        if depth == 0 {
+            let attribute = ExtendedAttributeTags.read(fd: fd)
+            attributeTags = attribute.tags
+            if let problem = attribute.problem { problems.append(problem) }
+        }
         let entries: [DirectoryEntry]
         do {
             entries = try DirectoryReader.readEntries(stream)

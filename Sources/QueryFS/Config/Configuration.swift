@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TOMLKit
 
 /// `BACKING/.queryfs.toml`: views defined by the user (path → query), field
 /// aliases (which payload keys feed `title`, `archived`, `tags`, `url`) and
@@ -50,84 +51,109 @@ public struct Configuration: Equatable, Sendable {
         .union(["bundles", ViewDefinition.tagFolder, ViewDefinition.queryFolder])
 
     public init(parsing text: String, file: String, now: Timestamp) throws(ConfigurationError) {
-        let document: TOMLDocument
-        do {
-            document = try TOMLDocument(parsing: text)
-        } catch {
-            throw ConfigurationError(file: file, line: error.line, column: error.column, message: error.message)
+        let table = try Self.parseTOML(text, file: file)
+        let layout = TOMLLayout(text)
+        func fail(_ message: String, at path: [String], column: Int? = nil) -> ConfigurationError {
+            let place = layout.place(of: path)
+            return ConfigurationError(file: file, line: place?.line ?? 1, column: column ?? place?.column ?? 1, message: message)
         }
-        func fail(_ message: String, _ line: Int, _ column: Int) -> ConfigurationError {
-            ConfigurationError(file: file, line: line, column: column, message: message)
-        }
-        for (table, line) in document.tableLines where !["views", "fields"].contains(table) {
-            throw fail("unknown table [\(table)] (tables: [views], [fields])", line, 1)
-        }
-        for (key, entry) in document.tables[""] ?? [:] {
+        /// Where the value of `path` starts (for errors inside a string).
+        func valueColumn(of path: [String]) -> Int { layout.key(path)?.valuePlace.column ?? 1 }
+        // In the order written, so the first mistake is the one reported.
+        let topLevel = table.keys.sorted { layout.order(of: [$0]) < layout.order(of: [$1]) }
+        for key in topLevel {
+            let value = table[key]
             switch key {
             case "ignore":
-                ignore = try Self.strings(entry, named: key, fail)
+                ignore = try Self.strings(value, named: key) { fail($0, at: [key]) }
             case "queries":
-                savedQueries = try Self.strings(entry, named: key, fail)
+                savedQueries = try Self.strings(value, named: key) { fail($0, at: [key]) }
                 for text in savedQueries {
                     do {
                         _ = try Query(parsing: text, now: now)
                     } catch {
-                        throw fail("saved query '\(text)': \(error.message)", entry.line, entry.column)
+                        throw fail("saved query '\(text)': \(error.message)", at: [key], column: valueColumn(of: [key]))
                     }
                 }
+            case "views", "fields":
+                guard value?.table != nil else { throw fail("'\(key)' is a table: [\(key)]", at: [key]) }
             default:
-                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields])", entry.line, 1)
+                if value?.table != nil, layout.header([key]) != nil {
+                    throw fail("unknown table [\(key)] (tables: [views], [fields])", at: [key], column: 1)
+                }
+                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields])", at: [key], column: 1)
             }
         }
-        for (key, entry) in (document.tables["fields"] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
-            let keys = try Self.strings(entry, named: key, fail)
-            switch key {
-            case "title": sources.title = keys
-            case "archived": sources.archived = keys
-            case "tags": sources.tags = keys
-            case "url": sources.url = keys
-            default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url)", entry.line, 1)
+        if let fields = table["fields"]?.table {
+            for key in fields.keys.sorted(by: { layout.order(of: ["fields", $0]) < layout.order(of: ["fields", $1]) }) {
+                let keys = try Self.strings(fields[key], named: key) { fail($0, at: ["fields", key]) }
+                switch key {
+                case "title": sources.title = keys
+                case "archived": sources.archived = keys
+                case "tags": sources.tags = keys
+                case "url": sources.url = keys
+                default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url)", at: ["fields", key], column: 1)
+                }
             }
         }
-        for (key, entry) in (document.tables["views"] ?? [:]).sorted(by: { $0.value.line < $1.value.line }) {
-            let path = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            if let bad = path.first(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.utf8.count > 255 }) {
-                throw fail("'\(key)' is not a view path ('\(bad)' cannot be a folder name)", entry.line, 1)
-            }
-            if Self.reservedNames.contains(path[0]) {
-                throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", entry.line, 1)
-            }
-            guard case .string(let text) = entry.value else { throw fail("a view is a query in quotes", entry.line, entry.column) }
-            do {
-                views.append(View(path: path, query: try Query(parsing: text, now: now), text: text))
-            } catch {
-                // The query's column inside the quotes (exact unless it uses escapes).
-                throw fail("view '\(key)': \(error.message)", entry.line, entry.column + 1 + error.position)
+        if let viewTable = table["views"]?.table {
+            for key in viewTable.keys.sorted(by: { layout.order(of: ["views", $0]) < layout.order(of: ["views", $1]) }) {
+                let place = ["views", key]
+                let path = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                if let bad = path.first(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.utf8.count > 255 }) {
+                    throw fail("'\(key)' is not a view path ('\(bad)' cannot be a folder name)", at: place, column: 1)
+                }
+                if Self.reservedNames.contains(path[0]) {
+                    throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", at: place, column: 1)
+                }
+                guard let text = viewTable[key]?.string else { throw fail("a view is a query in quotes", at: place, column: valueColumn(of: place)) }
+                do {
+                    views.append(View(path: path, query: try Query(parsing: text, now: now), text: text))
+                } catch {
+                    // The query's column inside the quotes (exact unless it uses escapes).
+                    throw fail("view '\(key)': \(error.message)", at: place, column: valueColumn(of: place) + 1 + error.position)
+                }
             }
         }
         // A folder is either a view or holds views, not both.
         for view in views {
             for other in views where other.path.count > view.path.count && Array(other.path.prefix(view.path.count)) == view.path {
-                let line = document.tables["views"]?[view.path.joined(separator: "/")]?.line ?? 1
-                throw fail("'\(view.path.joined(separator: "/"))' is a view and also holds '\(other.path.joined(separator: "/"))'", line, 1)
+                throw fail("'\(view.path.joined(separator: "/"))' is a view and also holds '\(other.path.joined(separator: "/"))'",
+                           at: ["views", view.path.joined(separator: "/")], column: 1)
             }
         }
     }
 
-    private static func strings(_ entry: TOMLEntry, named key: String,
-                                _ fail: (String, Int, Int) -> ConfigurationError) throws(ConfigurationError) -> [String] {
-        switch entry.value {
-        case .string(let text): return [text]
-        case .array(let elements):
-            var result: [String] = []
-            for element in elements {
-                guard case .string(let text) = element else { throw fail("'\(key)' takes strings", entry.line, entry.column) }
-                result.append(text)
+    /// The document as TOMLKit reads it (TOML 1.0). toml++ is handed a C
+    /// string, so a NUL byte would silently end the document there: TOML
+    /// allows none, and it is refused with its place first.
+    private static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> TOMLTable {
+        var line = 1, column = 1
+        for scalar in text.unicodeScalars {
+            if scalar == "\0" {
+                throw ConfigurationError(file: file, line: line, column: column, message: "a NUL character is not allowed in TOML")
             }
-            return result
-        default:
-            throw fail("'\(key)' takes a string or a list of strings", entry.line, entry.column)
+            if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
         }
+        do {
+            return try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(file: file, line: error.source.begin.line, column: error.source.begin.column, message: error.description)
+        } catch {
+            throw ConfigurationError(file: file, line: 0, column: 0, message: "\(error)")
+        }
+    }
+
+    private static func strings(_ value: (any TOMLValueConvertible)?, named key: String,
+                                _ fail: (String) -> ConfigurationError) throws(ConfigurationError) -> [String] {
+        if let text = value?.string { return [text] }
+        guard let array = value?.array else { throw fail("'\(key)' takes a string or a list of strings") }
+        var result: [String] = []
+        for element in array {
+            guard let text = element.string else { throw fail("'\(key)' takes strings") }
+            result.append(text)
+        }
+        return result
     }
 
     /// `FILE`, or `BACKING/.queryfs.toml` when there is one (else the defaults).
@@ -141,13 +167,38 @@ public struct Configuration: Equatable, Sendable {
             if file == nil, error.errno == ENOENT { return Configuration() }
             throw ConfigurationError(file: path, line: 0, column: 0, message: "cannot read the configuration: \(error.message)")
         }
-        return try Configuration(parsing: String(decoding: bytes, as: UTF8.self), file: path, now: now)
+        return try Configuration(parsing: try text(of: bytes, file: path), file: path, now: now)
     }
 
+    /// The file's text; TOML is UTF-8, and a byte that is not is refused
+    /// with its place rather than read as U+FFFD.
+    static func text(of bytes: [UInt8], file: String) throws(ConfigurationError) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var line = 1, column = 1, offset = 0
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                offset += UTF8.width(scalar)
+                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            case .emptyInput: break decoding
+            case .error: break decoding
+            }
+        }
+        throw ConfigurationError(file: file, line: line, column: column, message: "not UTF-8 (byte \(offset + 1))")
+    }
+
+    /// The whole file, which must be a regular file: opened without
+    /// waiting (a FIFO or a device named `.queryfs.toml` would otherwise
+    /// hang `mount` and `views` forever), then checked before it is read.
     static func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: path) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw SystemError(errno: EINVAL, operation: "open", path: path, detail: "not a regular file") }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {

@@ -16,8 +16,12 @@ enum SavedQueriesText {
         return lines.joined(separator: "\n")
     }
 
-    /// A TOML basic string: a JSON string literal is one (same escapes).
-    static func quoted(_ value: String) -> String { JSON.string(value) }
+    /// A TOML basic string: a JSON string literal is one (same escapes),
+    /// except that TOML also forbids DEL (U+007F) unescaped.
+    static func quoted(_ value: String) -> String {
+        let json = JSON.string(value)
+        return json.contains("\u{7F}") ? json.replacingDeletes() : json
+    }
 
     /// The line of the top-level `queries` setting (before any [table]).
     private static func settingLine(in lines: [String]) -> Int? {
@@ -56,5 +60,15 @@ enum SavedQueriesText {
             if !opened { return number }  // not an array: one line
         }
         return start
+    }
+}
+
+private extension String {
+    func replacingDeletes() -> String {
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar == "\u{7F}" { result += "\\u007F" } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
     }
 }

@@ -26,20 +26,34 @@ public final class ItemLock: @unchecked Sendable {
     public let fd: Int32
     public let path: String
 
+    /// Only bundles and regular files carry a lock: anything else (a FIFO,
+    /// a socket, a device) is not opened — opening a device can act on it —
+    /// and reads as this error (errno ENOTSUP).
+    public static let notLockable = "not a bundle or a regular file: it has no lock"
+
     /// Opens the item `name` inside the directory `dirfd` for locking.
     public init(item name: ItemName, in dirfd: Int32, displayPath: String? = nil) throws(SystemError) {
         path = displayPath ?? name.description
-        let fd = name.bytes.withCString { openat(dirfd, $0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { throw SystemError.current("open", path: path) }
-        self.fd = fd
+        let path = self.path
+        fd = try name.bytes.withCString { cName in Result { () throws(SystemError) in try Self.open(cName, in: dirfd, path: path) } }.get()
     }
 
     /// Opens the item at `path` for locking.
     public init(path: String) throws(SystemError) {
         self.path = path
-        let fd = path.withCString { open($0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        fd = try path.withCString { cPath in Result { () throws(SystemError) in try Self.open(cPath, in: AT_FDCWD, path: path) } }.get()
+    }
+
+    private static func open(_ name: UnsafePointer<CChar>, in dirfd: Int32, path: String) throws(SystemError) -> Int32 {
+        var status = stat()
+        guard fstatat(dirfd, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { throw SystemError.current("open", path: path) }
+        let type = status.st_mode & S_IFMT
+        guard type == S_IFDIR || type == S_IFREG else { throw SystemError(errno: ENOTSUP, operation: "lock", path: path, detail: notLockable) }
+        var fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        // A write-only file (mode 0200) can still be locked through a descriptor opened for writing.
+        if fd < 0, errno == EACCES, type == S_IFREG { fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
-        self.fd = fd
+        return fd
     }
 
     deinit { close(fd) }

@@ -48,6 +48,7 @@ public final class WriteCoordinator: @unchecked Sendable {
             case .held: acquired.append(name)
             case .nothingToLock: continue  // gone or new
             case .busy: return EBUSY
+            case .failed(let code): return code
             }
         }
         return operation()
@@ -68,6 +69,7 @@ public final class WriteCoordinator: @unchecked Sendable {
         case .held: lock.withLock { openFileHolds[handle] = item }
         case .nothingToLock: break
         case .busy: return EBUSY
+        case .failed(let code): return code
         }
         return 0
     }
@@ -105,11 +107,23 @@ public final class WriteCoordinator: @unchecked Sendable {
     }
     private var holds: [ItemName: Hold] = [:]
 
-    private enum Acquisition { case held, nothingToLock, busy }
+    private enum Acquisition {
+        case held, nothingToLock, busy
+        /// The lock could not be opened: the write fails with this errno
+        /// rather than go ahead without the lock.
+        case failed(Int32)
+    }
 
     private func acquire(_ name: ItemName) -> Acquisition {
         if join(name) { return .held }
-        guard let itemLock = try? ItemLock(item: name, in: rootFD) else { return .nothingToLock }
+        let itemLock: ItemLock
+        do {
+            itemLock = try ItemLock(item: name, in: rootFD)
+        } catch {
+            // Gone or not made yet, or a FIFO/device (no lock): nothing to coordinate.
+            if error.errno == ENOENT || error.errno == ENOTSUP { return .nothingToLock }
+            return .failed(error.errno)
+        }
         let start = monotonicSeconds()
         let deadline = start + timeout
         var pause: useconds_t = 20
@@ -118,7 +132,7 @@ public final class WriteCoordinator: @unchecked Sendable {
             // so a handler never joins a hold that is being released.
             let outcome: Acquisition? = lock.withLock {
                 if let hold = holds[name] { hold.users += 1; return .held }
-                guard (try? itemLock.tryLock(.exclusive)) == true else { return nil }
+                guard (try? itemLock.tryLock(.exclusive)) == true else { return nil }  // busy, or flock failed: retry until the deadline
                 holds[name] = Hold(itemLock)
                 return .held
             }

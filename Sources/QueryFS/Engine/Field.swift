@@ -48,22 +48,51 @@ public enum FieldValue: Equatable, Sendable {
         case .real(let value): self = .number(value)
         case .bool(let value): self = .bool(value)
         case .date(let seconds):
-            let whole = seconds.rounded(.down)
-            self = .date(Timestamp(seconds: Int64(whole), nanoseconds: UInt32((seconds - whole) * 1e9)))
+            // A payload may hold any Double (±inf, 1e300, NaN): dates past
+            // either end of time sort at that end, and a NaN date is no date.
+            self = Timestamp(clampingSecondsSince1970: seconds).map(FieldValue.date) ?? .missing
         case .array(let values): self = .list(values.map(FieldValue.init))
         case .data, .dictionary, .null: self = .missing
         }
     }
 
-    /// Orders two values of the same kind; values of different kinds, and
-    /// missing values, are not ordered (nil).
+    /// Compares two values of the same kind, for filters; values of
+    /// different kinds, missing values and NaN are not comparable (nil):
+    /// `payload.x > 5` does not hold for a NaN, `payload.x != 5` does.
     public static func compare(_ a: FieldValue, _ b: FieldValue) -> Int? {
         switch (a, b) {
         case let (.text(x), .text(y)): return x == y ? 0 : (x < y ? -1 : 1)
         case let (.bool(x), .bool(y)): return x == y ? 0 : (!x ? -1 : 1)
-        case let (.number(x), .number(y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case let (.number(x), .number(y)):
+            if x.isNaN || y.isNaN { return nil }
+            return x == y ? 0 : (x < y ? -1 : 1)
         case let (.date(x), .date(y)): return x == y ? 0 : (x < y ? -1 : 1)
         default: return nil
+        }
+    }
+
+    /// A total order over every value, for sorting: a view's binary search
+    /// needs one (with NaN compared the IEEE way, an item sorted on a NaN
+    /// could not be found again). Numbers ascend with NaN after +infinity;
+    /// values of different kinds order by kind (booleans, numbers, dates,
+    /// text, lists); missing values come last.
+    public static func order(_ a: FieldValue, _ b: FieldValue) -> Int {
+        switch (a, b) {
+        case let (.number(x), .number(y)) where x.isNaN || y.isNaN:
+            return x.isNaN == y.isNaN ? 0 : (x.isNaN ? 1 : -1)
+        default:
+            return compare(a, b) ?? kindRank(a) - kindRank(b)
+        }
+    }
+
+    private static func kindRank(_ value: FieldValue) -> Int {
+        switch value {
+        case .bool: 0
+        case .number: 1
+        case .date: 2
+        case .text: 3
+        case .list: 4
+        case .missing: 5
         }
     }
 }

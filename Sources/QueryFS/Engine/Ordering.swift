@@ -79,24 +79,7 @@ public struct Ordering: Equatable, Sendable {
         case .name: return compareBytes(a.name.bytes, b.name.bytes)
         case .archived: return a.archived == b.archived ? 0 : (a.archived ? 1 : -1)
         default:
-            let x = a.value(of: field), y = b.value(of: field)
-            switch (x, y) {
-            case (.missing, .missing): return 0
-            case (.missing, _): return 1
-            case (_, .missing): return -1
-            default: return FieldValue.compare(x, y) ?? Self.kindRank(x) - Self.kindRank(y)
-            }
-        }
-    }
-
-    private static func kindRank(_ value: FieldValue) -> Int {
-        switch value {
-        case .bool: 0
-        case .number: 1
-        case .date: 2
-        case .text: 3
-        case .list: 4
-        case .missing: 5
+            return FieldValue.order(a.value(of: field), b.value(of: field))
         }
     }
 

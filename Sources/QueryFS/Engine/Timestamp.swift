@@ -18,6 +18,29 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         a.seconds != b.seconds ? a.seconds < b.seconds : a.nanoseconds < b.nanoseconds
     }
 
+    public static let distantFuture = Timestamp(seconds: .max, nanoseconds: 999_999_999)
+
+    /// The instant `seconds` after 1970, or nil when `seconds` is not a
+    /// finite number inside what a Timestamp holds (about ±292 billion
+    /// years): converting such a Double to Int64 would trap.
+    public init?(secondsSince1970 seconds: Double) {
+        guard seconds.isFinite else { return nil }
+        let whole = seconds.rounded(.down)
+        guard let wholeSeconds = Int64(exactly: whole) else { return nil }
+        let fraction = ((seconds - whole) * 1e9).rounded(.down)
+        self.init(seconds: wholeSeconds, nanoseconds: UInt32(min(999_999_999, max(0, fraction))))
+    }
+
+    /// The same, with values past either end held at that end; nil only for NaN.
+    public init?(clampingSecondsSince1970 seconds: Double) {
+        if seconds.isNaN { return nil }
+        if let exact = Timestamp(secondsSince1970: seconds) {
+            self = exact
+        } else {
+            self = seconds < 0 ? .distantPast : .distantFuture
+        }
+    }
+
     /// Seconds since 1970 as a floating-point value (for display and queries).
     public var timeInterval: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 

@@ -132,7 +132,9 @@ struct FileChangeStamp: Equatable {
     /// Taken at `time`, was the stamp settled: is any later change bound to
     /// get a later ctime?
     func isSettled(takenAt time: Timestamp) -> Bool {
-        let margin: Int64 = 50_000_000  // 50 ms, far above any clock tick
-        return (time.seconds - ctime.seconds) * 1_000_000_000 + Int64(time.nanoseconds) - Int64(ctime.nanoseconds) > margin
+        // In Doubles: a backing filesystem may report any ctime, and Int64
+        // nanoseconds of one far off would overflow (a trap).
+        let elapsed = Double(time.seconds) - Double(ctime.seconds) + (Double(time.nanoseconds) - Double(ctime.nanoseconds)) / 1e9
+        return elapsed > 0.05  // 50 ms, far above any clock tick
     }
 }

@@ -119,8 +119,10 @@ final class ViewFolderTable: @unchecked Sendable {
             folders.append(folder)
             folderByPath[path] = folder
             if path.count == 2, path[0] == ViewDefinition.tagFolder {
+                // Sorted when next read: sorting on every new folder made a
+                // mount with 20,000 tag folders quadratic.
                 tagFolderNames.append(path[1])
-                tagFolderNames.sort { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
+                tagFolderNamesSorted = false
             }
             if path.count == 2, path[0] == ViewDefinition.queryFolder { queryFolderNames.append(path[1]) }
             return (folder, true)
@@ -138,7 +140,17 @@ final class ViewFolderTable: @unchecked Sendable {
         }
     }
 
-    var tagFolders: [String] { lock.withLock { tagFolderNames } }
+    private var tagFolderNamesSorted = true
+
+    var tagFolders: [String] {
+        lock.withLock {
+            if !tagFolderNamesSorted {
+                tagFolderNames.sort { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
+                tagFolderNamesSorted = true
+            }
+            return tagFolderNames
+        }
+    }
     var queryFolders: [String] { lock.withLock { queryFolderNames } }
 
     func serial(of name: ItemName) -> UInt32 {

@@ -170,11 +170,22 @@ public final class LiveIndex {
         for text in sortedQueryTexts {
             if let change = update(queryViews[text]!, with: changed, kind: .changed) { result.append(change) }
         }
-        for folder in affectedTagFolders(changed) {
+        // Each changed record's tag folders, sanitized once: testing every
+        // folder's filter would sanitize every tag again for each folder.
+        var foldersOfRecord: [ObjectIdentifier: Set<String>] = [:]
+        for (old, new) in changed {
+            for record in [old, new].compactMap({ $0 }) {
+                foldersOfRecord[ObjectIdentifier(record)] = Set(record.item.tags.compactMap(EntryNaming.tagFolderName))
+            }
+        }
+        for folder in foldersOfRecord.values.reduce(into: Set<String>(), { $0.formUnion($1) })
+            .sorted(by: { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 })
+        {
             let existing = tagViews[folder]
             let view = existing ?? SortedView(definition: .tag(folder: folder), records: [])
             let kindBefore: ViewChange.Kind = existing == nil ? .appeared : .changed
-            guard var change = update(view, with: changed, kind: kindBefore) else { continue }
+            let isMember = { (record: ItemRecord) in foldersOfRecord[ObjectIdentifier(record)]?.contains(folder) ?? false }
+            guard var change = update(view, with: changed, kind: kindBefore, isMember: isMember) else { continue }
             if view.count == 0 {
                 tagViews[folder] = nil
                 change = change.with(kind: .vanished)
@@ -189,31 +200,24 @@ public final class LiveIndex {
         return result
     }
 
-    private func affectedTagFolders(_ changed: [(old: ItemRecord?, new: ItemRecord?)]) -> [String] {
-        var folders = Set<String>()
-        for (old, new) in changed {
-            for tag in (old?.item.tags ?? []) + (new?.item.tags ?? []) {
-                if let folder = EntryNaming.tagFolderName(tag) { folders.insert(folder) }
-            }
-        }
-        return folders.sorted { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
-    }
-
     /// Re-places the changed items in one view and computes its diff.
-    private func update(_ view: SortedView, with changed: [(old: ItemRecord?, new: ItemRecord?)], kind: ViewChange.Kind) -> ViewChange? {
+    /// `isMember` says whether a record belongs in the view (its filter, unless the caller knows faster).
+    private func update(_ view: SortedView, with changed: [(old: ItemRecord?, new: ItemRecord?)], kind: ViewChange.Kind,
+                        isMember: ((ItemRecord) -> Bool)? = nil) -> ViewChange? {
         let oldCount = view.count
+        let isMember = isMember ?? { view.contains($0.item) }
         var leaving: [(record: ItemRecord, index: Int)] = []
         var arriving: [ItemRecord] = []
         for (old, new) in changed {
-            if let old, view.contains(old.item), let index = view.index(of: old) { leaving.append((old, index)) }
-            if let new, view.contains(new.item) { arriving.append(new) }
+            if let old, isMember(old), let index = view.existingPosition(of: old) { leaving.append((old, index)) }
+            if let new, isMember(new) { arriving.append(new) }
         }
         guard !leaving.isEmpty || !arriving.isEmpty else { return nil }
 
         for (_, index) in leaving.sorted(by: { $0.index > $1.index }) { view.remove(at: index) }
         for record in arriving { view.insert(record) }
         let newCount = view.count
-        let placed = arriving.map { (record: $0, index: view.index(of: $0)!) }
+        let placed = arriving.map { (record: $0, index: view.position(of: $0)) }
 
         let diff = IncrementalDiff(leaving: leaving, arriving: placed, oldCount: oldCount)
         var oldNames: [Int: [UInt8]] = [:]

@@ -32,6 +32,21 @@ public final class SortedView {
         return index
     }
 
+    /// Where `record` sits, or nil if it is not in the view (binary search,
+    /// then a scan for the same record should the order ever fail it).
+    func existingPosition(of record: ItemRecord) -> Int? {
+        if let index = index(of: record) { return index }
+        return records.firstIndex { $0 === record }
+    }
+
+    /// Where `record`, just inserted, now sits. The binary search finds it
+    /// whenever the order is total, as every order is (`FieldValue.order`);
+    /// should one ever not be, a scan finds it instead of the daemon trapping.
+    func position(of record: ItemRecord) -> Int {
+        if let index = index(of: record), records[index] === record { return index }
+        return records.firstIndex { $0 === record } ?? 0
+    }
+
     func remove(at index: Int) { records.remove(at: index) }
 
     /// Inserts `record` in order and returns where.

@@ -9,6 +9,14 @@ public struct BinaryPropertyListParser {
     private let offsetTable: Int
     /// Objects being decoded, to reject reference cycles.
     private var inProgress: Set<Int> = []
+    /// How deep the object being decoded is, and how many objects were
+    /// decoded so far: a container referenced twice is decoded twice, so 40
+    /// levels of arrays that each reference the next one twice would expand
+    /// to 2⁴⁰ objects from a few hundred bytes. Both are bounded.
+    private var depth = 0
+    private var decodedObjects = 0
+    static let maximumDepth = 512
+    static let maximumObjects = 1_000_000
 
     private static let appleEpoch = 978_307_200.0  // 2001-01-01 in Unix time
 
@@ -67,6 +75,10 @@ public struct BinaryPropertyListParser {
 
     private mutating func object(_ index: Int) throws(PayloadParseError) -> PayloadValue {
         let start = try offset(ofObject: index)
+        decodedObjects += 1
+        if decodedObjects > Self.maximumObjects {
+            throw fail(start, "expands to more than \(Self.maximumObjects) objects (shared containers referenced over and over)")
+        }
         let marker = bytes[start]
         switch marker >> 4 {
         case 0x0:
@@ -120,8 +132,13 @@ public struct BinaryPropertyListParser {
 
     private mutating func references(from offset: Int, count: Int, owner: Int) throws(PayloadParseError) -> [PayloadValue] {
         guard !inProgress.contains(owner) else { throw fail(offset, "reference cycle") }
+        guard depth < Self.maximumDepth else { throw fail(offset, "nested too deeply (over \(Self.maximumDepth) levels)") }
         inProgress.insert(owner)
-        defer { inProgress.remove(owner) }
+        depth += 1
+        defer {
+            inProgress.remove(owner)
+            depth -= 1
+        }
         var values: [PayloadValue] = []
         values.reserveCapacity(min(count, 1024))
         for index in 0..<count {

@@ -219,7 +219,9 @@ public struct XMLPropertyListParser {
             if byte == UInt8(ascii: "<") {
                 let plain = UnsafeBufferPointer(rebasing: bytes[plainStart..<position])
                 if hasPrefix("<![CDATA[") || hasPrefix("<!--") {
-                    decoded = (decoded ?? []) + plain
+                    // Appended in place: a copy per piece made many entities quadratic.
+                    if decoded == nil { decoded = [] }
+                    decoded!.append(contentsOf: plain)
                     if hasPrefix("<!--") {
                         try skipComment()
                     } else {
@@ -240,9 +242,9 @@ public struct XMLPropertyListParser {
                 return String(decoding: decoded, as: UTF8.self)
             }
             if byte == UInt8(ascii: "&") {
-                var text = (decoded ?? []) + UnsafeBufferPointer(rebasing: bytes[plainStart..<position])
-                try readEntity(into: &text)
-                decoded = text
+                if decoded == nil { decoded = [] }
+                decoded!.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<position]))
+                try readEntity(into: &decoded!)
                 plainStart = position
                 continue
             }
@@ -253,7 +255,11 @@ public struct XMLPropertyListParser {
 
     private mutating func readEntity(into result: inout [UInt8]) throws(PayloadParseError) {
         let start = position
-        guard let semicolon = find(";"), semicolon - start <= 12 else { throw error("bad entity") }
+        // An entity name is short: look no further (a search to the end of
+        // the input for every '&' would make a long text quadratic).
+        var semicolon = start + 1
+        while semicolon < min(bytes.count, start + 13), bytes[semicolon] != UInt8(ascii: ";") { semicolon += 1 }
+        guard semicolon < bytes.count, bytes[semicolon] == UInt8(ascii: ";") else { throw error("bad entity") }
         let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[(start + 1)..<semicolon]), as: UTF8.self)
         position = semicolon + 1
         switch name {

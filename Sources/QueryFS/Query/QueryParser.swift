@@ -16,6 +16,11 @@ struct QueryParser {
     private let now: Timestamp
     private var sortKeys: [Ordering.Key]?
     private var shortestAge: Double?
+    /// Negations and parentheses open at this point: each is a level of
+    /// recursion here and in every test of the filter, so they are bounded
+    /// (130,000 `-` or 60,000 `(` overflowed the stack).
+    private var nesting = 0
+    static let maximumNesting = 256
 
     init(_ text: String, now: Timestamp) {
         characters = Array(text)
@@ -71,17 +76,28 @@ struct QueryParser {
     private mutating func parseUnary() throws(QueryError) -> Predicate {
         skipSpaces()
         guard !atEnd else { throw QueryError("expected a condition", at: position) }
+        let start = position
         if consumeKeyword("not") || consumeSymbol("-") || consumeSymbol("!") {
+            try enterNesting(at: start)
+            defer { nesting -= 1 }
             return .not(try parseUnary())
         }
         if consumeSymbol("(") {
-            let start = position - 1
+            try enterNesting(at: start)
+            defer { nesting -= 1 }
             let inner = try parseOr()
             skipSpaces()
             guard consumeSymbol(")") else { throw QueryError("'(' is never closed", at: start) }
             return inner
         }
         return try parseTerm()
+    }
+
+    private mutating func enterNesting(at start: Int) throws(QueryError) {
+        nesting += 1
+        if nesting > Self.maximumNesting {
+            throw QueryError("nested too deeply (more than \(Self.maximumNesting) negations and parentheses)", at: start)
+        }
     }
 
     // MARK: Terms

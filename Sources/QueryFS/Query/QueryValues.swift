@@ -5,13 +5,22 @@ enum QueryValues {
     static func value(_ text: String, for field: Field, now: Timestamp, at position: Int) throws(QueryError) -> FieldValue {
         switch field {
         case .modified, .created:
-            guard let date = date(text, now: now) else {
+            if let seconds = age(text) {
+                guard seconds <= maximumAge, let date = Timestamp(secondsSince1970: now.timeInterval - seconds) else {
+                    throw QueryError("the age '\(text)' is out of range (at most \(Int(maximumAge / 31_536_000)) years)", at: position)
+                }
+                return .date(date)
+            }
+            guard let date = ISO8601.parse(text).flatMap(Timestamp.init(secondsSince1970:)) else {
                 throw QueryError("'\(text)' is not a date (2024-05-01, 2024-05-01T10:00:00Z) or an age (30m, 12h, 7d, 2w, 1y)", at: position)
             }
             return .date(date)
         case .size:
             guard let bytes = size(text) else {
                 throw QueryError("'\(text)' is not a size (512, 10KB, 10MB, 1GiB)", at: position)
+            }
+            guard bytes <= maximumSize else {
+                throw QueryError("the size '\(text)' is out of range (at most 8 EiB)", at: position)
             }
             return .number(bytes)
         case .archived:
@@ -22,7 +31,9 @@ enum QueryValues {
         case .payload:
             if let flag = bool(text) { return .bool(flag) }
             if let number = Double(text) { return .number(number) }
-            if text.first?.isNumber == true, let seconds = ISO8601.parse(text) { return .date(timestamp(seconds)) }
+            if text.first?.isNumber == true, let date = ISO8601.parse(text).flatMap(Timestamp.init(secondsSince1970:)) {
+                return .date(date)
+            }
             return .text(text)
         }
     }
@@ -47,23 +58,23 @@ enum QueryValues {
         return number * unit
     }
 
-    /// An ISO 8601 date, or an age: that long before `now`.
-    static func date(_ text: String, now: Timestamp) -> Timestamp? {
-        if let age = age(text) {
-            return timestamp(Double(now.seconds) + Double(now.nanoseconds) / 1e9 - age)
-        }
-        return ISO8601.parse(text).map(timestamp)
-    }
+    /// The longest age a query may name: a million years. Longer ones
+    /// (`1e300d`, `infd`) are refused with their column rather than carried
+    /// into a date no clock holds.
+    static let maximumAge = 1_000_000.0 * 31_536_000
 
-    /// The seconds of an age such as `7d`, or nil if `text` is not one.
+    /// The largest size a query may name (2⁶³ bytes; a file cannot be larger).
+    static let maximumSize = 0x1p63
+
+    /// The seconds of an age such as `7d`, or nil if `text` is not one
+    /// (infinity and NaN are not; a huge but finite age is, and is then
+    /// refused as out of range).
     static func age(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400, "y": 365 * 86_400]
-        guard let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 else { return nil }
-        return count * unit
-    }
-
-    static func timestamp(_ seconds: Double) -> Timestamp {
-        let whole = seconds.rounded(.down)
-        return Timestamp(seconds: Int64(whole), nanoseconds: UInt32(min(999_999_999, (seconds - whole) * 1e9)))
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count.isFinite, count >= 0 else {
+            return nil
+        }
+        let seconds = count * unit
+        return seconds.isFinite ? seconds : .greatestFiniteMagnitude
     }
 }

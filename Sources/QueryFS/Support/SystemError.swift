@@ -8,11 +8,15 @@ public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
     public let errno: Int32
     public let operation: String
     public let path: String
+    /// Said instead of strerror's text when errno alone would mislead
+    /// ("not a regular file" rather than "Invalid argument").
+    public let detail: String?
 
-    public init(errno: Int32, operation: String, path: String = "") {
+    public init(errno: Int32, operation: String, path: String = "", detail: String? = nil) {
         self.errno = errno
         self.operation = operation
         self.path = path
+        self.detail = detail
     }
 
     /// Captures the current `errno` for `operation`.
@@ -20,7 +24,7 @@ public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
         SystemError(errno: Glibc.errno, operation: operation, path: path)
     }
 
-    public var message: String { String(cString: strerror(errno)) }
+    public var message: String { detail ?? String(cString: strerror(errno)) }
 
     public var description: String {
         path.isEmpty ? "\(operation): \(message)" : "\(path): \(message)"
