@@ -63,16 +63,48 @@ public struct Scanner: Sendable {
 
     /// Reads one item, telling a vanished item from a locked one.
     public func scan(named name: ItemName, in rootFD: Int32) -> ItemScan {
-        scanListingDirectories(named: name, in: rootFD).scan
+        read(named: name, in: rootFD).scan
     }
 
-    /// The same, plus the relative paths of the folders inside a bundle (so
-    /// the watcher can watch them without listing the bundle again).
-    public func scanListingDirectories(named name: ItemName, in rootFD: Int32) -> (scan: ItemScan, directories: [[UInt8]]) {
-        guard !name.isHidden else { return (.gone, []) }
+    /// One item read, with what watching and polling it needs.
+    public struct ItemRead: Sendable {
+        public var scan: ItemScan
+        /// The folders inside a bundle, relative to it (the watcher watches
+        /// them without listing the bundle again).
+        public var directories: [[UInt8]] = []
+        /// The item's stamp as this read saw it (nil when it is gone or locked).
+        public var stamp: ItemStamp?
+    }
+
+    /// Reads one item, with its folders and stamp.
+    public func read(named name: ItemName, in rootFD: Int32) -> ItemRead {
+        guard !name.isHidden else { return ItemRead(scan: .gone) }
         let raw = readItem(named: name, in: rootFD)
-        if case .bundle(_, let walk) = raw { return (itemScan(name, raw), walk.subdirectories) }
-        return (itemScan(name, raw), [])
+        switch raw {
+        case .bundle(_, let walk): return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp)
+        case .file(let status, _):
+            var stamp = ItemStamp()
+            stamp.add(name: [], status: status)
+            return ItemRead(scan: itemScan(name, raw), stamp: stamp)
+        default: return ItemRead(scan: itemScan(name, raw))
+        }
+    }
+
+    /// The stamp of an item from stats alone (no payload, no lock, no
+    /// attribute read), nil when it is gone: what polling costs per item.
+    public func stamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
+        name.bytes.withCString { cName -> ItemStamp? in
+            guard let status = try? FileStatus(cName, in: rootFD) else { return nil }
+            guard status.isDirectory else {
+                var stamp = ItemStamp()
+                stamp.add(name: [], status: status)
+                return stamp
+            }
+            var walk = BundleWalk(modified: status.modified, scanner: self, statsOnly: true)
+            walk.stamp.add(name: [], status: status)
+            walk.walkBundle(cName, in: rootFD)
+            return walk.stamp
+        }
     }
 
     private func itemScan(_ name: ItemName, _ raw: RawItem) -> ItemScan {
@@ -143,6 +175,7 @@ public struct Scanner: Sendable {
                 return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName))
             }
             var walk = BundleWalk(modified: status.modified, scanner: self)
+            walk.stamp.add(name: [], status: status)
             walk.walkBundle(cName, in: rootFD)
             return walk.locked ? .locked : .bundle(status, walk)
         }
@@ -182,33 +215,40 @@ struct BundleWalk {
     var attributeTags: [String] = []
     /// Folders inside the bundle, as paths relative to it.
     var subdirectories: [[UInt8]] = []
+    /// Every folder and file seen, for polling (`ItemStamp`).
+    var stamp = ItemStamp()
+    /// Only stat (the poller's walk): no lock, attribute or payload read.
+    let statsOnly: Bool
 
-    init(modified: Timestamp, scanner: Scanner) {
+    init(modified: Timestamp, scanner: Scanner, statsOnly: Bool = false) {
         self.modified = modified
         self.scanner = scanner
+        self.statsOnly = statsOnly
     }
 
     mutating func walkBundle(_ name: UnsafePointer<CChar>, in parentFD: Int32) {
-        walk(name, in: parentFD, depth: 0, path: "")
+        walk(name, in: parentFD, depth: 0, path: [])
     }
 
-    private mutating func walk(_ name: UnsafePointer<CChar>, in parentFD: Int32, depth: Int, path: String) {
+    /// `path`: the folder's path inside the bundle, as bytes (names need not be UTF-8).
+    private mutating func walk(_ name: UnsafePointer<CChar>, in parentFD: Int32, depth: Int, path: [UInt8]) {
+        let shown = path.isEmpty ? "bundle" : String(decoding: path, as: UTF8.self)
         let openedFD = DirectoryReader.openDirectory(name, in: parentFD)
         guard openedFD >= 0, let stream = fdopendir(openedFD) else {
             let error = SystemError.current("open")
             if openedFD >= 0 { close(openedFD) }
-            problems.append("cannot open \(path.isEmpty ? "bundle" : path): \(error.message)")
+            problems.append("cannot open \(shown): \(error.message)")
             return
         }
         defer { closedir(stream) }  // also drops the shared lock below
         let fd = dirfd(stream)
         // The bundle's lock is flock on the bundle directory itself: this very
         // descriptor. A writer holding it exclusively means: read nothing now.
-        if depth == 0, scanner.respectsLocks, flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK {
+        if depth == 0, !statsOnly, scanner.respectsLocks, flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK {
             locked = true
             return
         }
-        if depth == 0 {
+        if depth == 0, !statsOnly {
             let attribute = ExtendedAttributeTags.read(fd: fd)
             attributeTags = attribute.tags
             if let problem = attribute.problem { problems.append(problem) }
@@ -217,13 +257,15 @@ struct BundleWalk {
         do {
             entries = try DirectoryReader.readEntries(stream)
         } catch {
-            problems.append("cannot list \(path.isEmpty ? "bundle" : path): \(error.message)")
+            problems.append("cannot list \(shown): \(error.message)")
             return
         }
         var payloadCandidates: [(String, [UInt8], Int)] = []
         for entry in entries {
             entry.name.withCString { cChild in
                 guard let status = try? FileStatus(cChild, in: fd) else { return }  // vanished meanwhile
+                let childPath = path.isEmpty ? entry.name : path + [UInt8(ascii: "/")] + entry.name
+                stamp.add(name: childPath, status: status)
                 if status.modified > modified { modified = status.modified }
                 if status.isRegularFile {
                     size &+= status.size
@@ -231,14 +273,12 @@ struct BundleWalk {
                         payloadCandidates.append((fileName, entry.name, Int(clamping: status.size)))
                     }
                 } else if status.isDirectory, depth + 1 < Scanner.maximumBundleDepth {
-                    let childPath = path.isEmpty ? String(decoding: entry.name, as: UTF8.self)
-                        : path + "/" + String(decoding: entry.name, as: UTF8.self)
-                    subdirectories.append(Array(childPath.utf8))
+                    subdirectories.append(childPath)
                     walk(cChild, in: fd, depth: depth + 1, path: childPath)
                 }
             }
         }
-        guard depth == 0 else { return }
+        guard depth == 0, !statsOnly else { return }
         // payload.plist wins over payload.json when both exist.
         let preferred = payloadCandidates.min { a, b in
             FieldSources.payloadFileNames.firstIndex(of: a.0)! < FieldSources.payloadFileNames.firstIndex(of: b.0)!

@@ -71,7 +71,7 @@ public struct FuseSession {
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)
-            try catalog.watchConfiguration(at: reloader.path)
+            catalog.watchConfiguration(at: reloader.path)
             catalog.reloadConfiguration = { reloader.reload() }
             catalog.countingAges = { now in reloader.countingAges(from: now) }
             if let seconds = options.ageRecountSeconds { catalog.timing.ageRecountSeconds = seconds...max(seconds, 3600) }

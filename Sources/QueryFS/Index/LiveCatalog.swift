@@ -3,10 +3,16 @@ import Glibc
 #endif
 import Synchronization
 
-/// A backing directory kept indexed as it changes: an initial scan, then
-/// inotify events coalesced per item, each burst re-reading only the items
-/// it touched and updating every view through the `LiveIndex`. Subscribers
-/// get each batch of view changes on the watcher's thread.
+/// A backing directory kept indexed as it changes: a first scan, then the
+/// watcher thread (`ChangeLoop`) re-reads only the items that changes touch
+/// and updates every view through the `LiveIndex`. Subscribers get each
+/// batch of view changes on the watcher's thread.
+///
+/// The parts, each in its own file: `GuardedIndex` (the index, its lock and
+/// the locking rules), `ChangeSources` (inotify, and polling where inotify
+/// cannot watch), `ReleaseWaiters` (items a writer holds), `CatalogUpdater`
+/// (reading items and applying them, reloads and age recounts), `ChangeLoop`
+/// (bursts and the watcher thread), `UpdateSubscribers`.
 public final class LiveCatalog: @unchecked Sendable {
     public struct Timing: Sendable {
         /// A burst is over once no event came for this long.
@@ -19,8 +25,6 @@ public final class LiveCatalog: @unchecked Sendable {
         public var writerQuietSeconds: Double = 0.005
         /// …or once it has waited this long.
         public var writerMaximumDelaySeconds: Double = 0.1
-        /// How often bundles that could not be watched are rescanned.
-        public var unwatchedRescanMilliseconds: Int32 = 2000
         /// Views with relative ages (`modified>7d`) are evaluated again every
         /// hundredth of their shortest age, within these bounds.
         public var ageRecountSeconds: ClosedRange<Double> = 60...3600
@@ -32,30 +36,24 @@ public final class LiveCatalog: @unchecked Sendable {
     }
 
     public let backing: BackingDirectory
-    /// Reads items; its field sources change when the configuration is
-    /// reloaded (under the index lock, on the watcher's thread).
-    public private(set) var scanner: Scanner
-    /// Names the configuration says are not items (ignore patterns).
-    private var ignored: @Sendable (ItemName) -> Bool
-    /// Payload key paths kept whatever the configuration says (--payload-key).
-    private let requestedKeyPaths: Set<String>
     public var timing = Timing()
-    /// The index, guarded: the watcher thread updates it under this lock,
-    /// and `withIndex` reads it under the same lock from any thread.
-    private let index: LiveIndex
-    private let indexLock = PlainLock()
-    private let watcher: BackingWatcher
+    private let guarded: GuardedIndex
+    private let sources: ChangeSources
+    private let releaseWaiters: ReleaseWaiters
+    private let requestedKeyPaths: Set<String>
     private let log: @Sendable (String) -> Void
-    private var wakePipe: [Int32] = [-1, -1]
+    private let wakeSignal: WakeSignal
+    private let subscribers = UpdateSubscribers()
     private let stopping = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    private let started = Atomic<Bool>(false)
+    private let configurationEdited = Atomic<Bool>(false)
 
-    /// Scans `path` and starts watching it (events queue up until `start`).
+    /// Scans `path` and starts following it (changes queue up until `start`).
     public init(backingPath path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources(),
                 ignoring ignored: @escaping @Sendable (ItemName) -> Bool = { _ in false },
+                pollerSettings: ChangePollerSettings = ChangePollerSettings(),
                 log: @escaping @Sendable (String) -> Void) throws(SystemError)
     {
-        self.ignored = ignored
         requestedKeyPaths = sources.extraKeyPaths
         let root = try BackingDirectory(path: path)
         backing = root
@@ -63,90 +61,53 @@ public final class LiveCatalog: @unchecked Sendable {
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
         var coordinated = Scanner(sources: sources)
         coordinated.respectsLocks = true
-        scanner = coordinated
         self.log = log
-        guard pipe(&wakePipe) == 0 else { throw SystemError.current("pipe") }
-        _ = fcntl(wakePipe[0], F_SETFL, O_NONBLOCK)
-        // Watch first, then scan: a change during the scan is then seen twice, never missed.
-        watcher = try BackingWatcher(rootPath: path, log: log)
+        let wakeSignal = try WakeSignal()
+        self.wakeSignal = wakeSignal
+        releaseWaiters = ReleaseWaiters(rootFD: root.fd, onRelease: { wakeSignal.wake() })
+        // Follow first, then scan: a change during the scan is then seen twice, never missed.
+        let changeSources = try ChangeSources(root: root, log: log, pollerSettings: pollerSettings.poller,
+                                              onPolledChange: { wakeSignal.wake() })
+        self.sources = changeSources
         // The first scan reads without locks (there is no earlier state to
         // keep); items a writer holds are read again once it lets go.
         let names = try root.itemNames().filter { !ignored($0) }
-        var lockedNames: [ItemName] = []
         var items: [Item] = []
         items.reserveCapacity(names.count)
         let plain = Scanner(sources: sources)
-        let scans = parallelMap(names, threads: Scanner.defaultThreads) { name in
-            coordinated.scanListingDirectories(named: name, in: root.fd)
-        }
-        for (name, result) in zip(names, scans) {
-            switch result.scan {
+        let reads = parallelMap(names, threads: Scanner.defaultThreads) { name in coordinated.read(named: name, in: root.fd) }
+        for (name, read) in zip(names, reads) {
+            switch read.scan {
             case .item(let item):
                 items.append(item)
-                if item.kind == .bundle { watcher.watchBundle(name, directories: result.directories) }
+                changeSources.follow(name, read: read)
             case .gone: break
             case .locked:
-                lockedNames.append(name)
-                if let item = plain.scanItem(named: name, in: root.fd) { items.append(item) }
-                watcher.watchBundle(name)
+                let unlocked = plain.read(named: name, in: root.fd)
+                if case .item(let item) = unlocked.scan { items.append(item) }
+                changeSources.follow(name)
+                releaseWaiters.wait(for: name)
             }
         }
-        index = LiveIndex(items: items, viewSet: viewSet)
-        for name in lockedNames { waitForRelease(of: name) }
+        changeSources.followListing(knownNames: Set(names))
+        guarded = GuardedIndex(index: LiveIndex(items: items, viewSet: viewSet), scanner: coordinated, ignored: ignored)
+        if changeSources.poller.isPolling { log("changes are followed by \(changeSources.summary)") }
     }
 
-    /// Items a writer held when last read, waited on by one thread each.
-    private let waitingForRelease = Mutex<Set<ItemName>>([])
-    private let released = Mutex<Set<ItemName>>([])
-
-    /// Shared locks taken by `waitForRelease`, held until the watcher has
-    /// read their items.
-    private let heldForReading = Mutex<[ItemName: ItemLock]>([:])
-
-    /// Waits (on its own thread) until the writer holding `name` lets go,
-    /// then has the watcher read it again. The shared lock it got is kept
-    /// until that read: let go at once, a writer rewriting the item every
-    /// few milliseconds would take it back first, again and again, and the
-    /// views would fall ever further behind.
-    private func waitForRelease(of name: ItemName) {
-        let isNew = waitingForRelease.withLock { $0.insert(name).inserted }
-        guard isNew else { return }
-        let rootFD = backing.fd
-        startThread { [self] in
-            if let lock = try? ItemLock(item: name, in: rootFD), (try? lock.lock(.shared, timeout: nil)) != nil {
-                heldForReading.withLock { $0[name] = lock }
-                // The watcher may have ended meanwhile: nobody would read it, so let go.
-                if stopping.load(ordering: .relaxed) { releaseHeldLocks(of: nil) }
-            }
-            waitingForRelease.withLock { _ = $0.remove(name) }
-            released.withLock { _ = $0.insert(name) }
-            wake()
+    /// How the poller behaves where notifications cannot reach.
+    public struct ChangePollerSettings: Sendable {
+        var poller = ChangePoller.Settings()
+        public init() {}
+        /// The share of one core polling may use (0.1: 10 %).
+        public var share: Double {
+            get { poller.share }
+            set { poller.share = newValue }
         }
-    }
-
-    /// Lets go of the shared locks of items just read (nil: of all).
-    private func releaseHeldLocks(of names: Set<ItemName>?) {
-        let locks: [ItemLock] = heldForReading.withLock { held in
-            guard !held.isEmpty else { return [] }
-            guard let names else { defer { held.removeAll() }; return Array(held.values) }
-            return names.compactMap { held.removeValue(forKey: $0) }
+        /// The shortest time between two polling rounds, in seconds.
+        public var interval: Double {
+            get { poller.interval }
+            set { poller.interval = newValue }
         }
-        for lock in locks { lock.unlock() }
-    }
-
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakePipe[1], &byte, 1)
-    }
-
-    private func drainWakePipe() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(wakePipe[0], &buffer, buffer.count) > 0 {}
-    }
-
-    deinit {
-        close(wakePipe[0])
-        close(wakePipe[1])
     }
 
     /// What one burst did: the view changes, the new listing of every
@@ -178,87 +139,56 @@ public final class LiveCatalog: @unchecked Sendable {
         }
     }
 
+    private var hooks = ChangeLoop.Hooks()
+
     /// Reads the configuration again after its file changed (on the watcher's
     /// thread); nil keeps the current one (it is broken, or unchanged).
     /// Set before `start`, with `watchConfiguration`.
-    public var reloadConfiguration: (@Sendable () -> Settings?)?
+    public var reloadConfiguration: (@Sendable () -> Settings?)? {
+        get { hooks.reloadConfiguration }
+        set { hooks.reloadConfiguration = newValue }
+    }
 
     /// The configuration with its relative ages counted from the given now,
     /// nil if no configured view has one (on the watcher's thread; set before `start`).
-    public var countingAges: (@Sendable (Timestamp) -> Settings?)?
-
-    /// Evaluates again every view with relative ages, counted from now.
-    private func recountAges(_ onChange: (Update) -> Void) {
-        let now = Timestamp.now
-        let configuration = countingAges?(now)
-        let update: Update? = indexLock.withLock {
-            var reconfiguration = LiveIndex.Reconfiguration()
-            // Only the views' thresholds move: sources and ignores stay, nothing is read again.
-            if let configuration { reconfiguration = index.reconfigure(configuration.viewSet) }
-            reconfiguration.remade += index.countQueryAges(from: now)
-            guard !reconfiguration.remade.isEmpty else { return nil }
-            var listings: [[String]: RecordList] = [:]
-            for path in reconfiguration.remade { listings[path] = index.view(at: path)?.records ?? [] }
-            var update = Update(changes: [], listings: listings, touchedItems: [])
-            update.reconfiguration = reconfiguration
-            return update
-        }
-        if let update { onChange(update) }
+    public var countingAges: (@Sendable (Timestamp) -> Settings?)? {
+        get { hooks.countingAges }
+        set { hooks.countingAges = newValue }
     }
 
-    private let configurationEdited = Atomic<Bool>(false)
+    /// Tells whether the mount is writing an item right now (set before `start`).
+    public var isBeingWritten: (@Sendable (ItemName, Double) -> Bool)? {
+        get { hooks.isBeingWritten }
+        set { hooks.isBeingWritten = newValue }
+    }
 
     /// Has the watcher read the configuration again soon: the mount itself
     /// edited it (`mkdir` under `query/`), and inotify may not tell (a
     /// configuration that is a symlink to a file elsewhere).
     public func reloadConfigurationSoon() {
         configurationEdited.store(true, ordering: .relaxed)
-        wake()
+        wakeSignal.wake()
     }
 
-    /// Watches the configuration file at `path` (before `start`).
-    public func watchConfiguration(at path: String) throws(SystemError) {
-        try watcher.watchConfiguration(path: path)
+    /// Follows the configuration file at `path` (before `start`): its folder
+    /// is watched, or the file polled where it cannot be.
+    public func watchConfiguration(at path: String) {
+        sources.followConfiguration(at: path)
     }
 
-    /// Takes a reloaded configuration: views change in place; new field
-    /// sources or ignore patterns mean every item is read again.
-    private func apply(_ configuration: Settings, to index: LiveIndex) -> (LiveIndex.Reconfiguration, rescan: Bool) {
-        var sources = configuration.sources
-        sources.extraKeyPaths = requestedKeyPaths.union(configuration.viewSet.payloadKeyPaths)
-            .union(configuration.sources.extraKeyPaths)
-        let rescan = sources != scanner.sources || !sameIgnores(configuration.ignoring)
-        scanner.sources = sources
-        ignored = configuration.ignoring
-        return (index.reconfigure(configuration.viewSet), rescan)
-    }
+    /// How changes are followed (inotify, polling), for the log and `queryfs status`.
+    public var changeFollowing: String { sources.summary }
 
-    /// Whether `other` ignores the same of the names present now.
-    private func sameIgnores(_ other: (ItemName) -> Bool) -> Bool {
-        let names = (try? backing.itemNames()) ?? []
-        return names.allSatisfy { ignored($0) == other($0) }
-    }
-
-    public typealias Subscriber = @Sendable (Update) -> Void
-    private let subscribers = Mutex<[Int: Subscriber]>([:])
-    private let nextSubscriberID = Atomic<Int>(0)
-    private let started = Atomic<Bool>(false)
+    public typealias Subscriber = UpdateSubscribers.Subscriber
 
     /// Calls `subscriber` on the watcher thread after each burst, outside the
     /// index lock (so it may call `withIndex`, and FUSE notifications made
     /// there cannot deadlock with request handlers). Returns a token for `unsubscribe`.
     @discardableResult
-    public func subscribe(_ subscriber: @escaping Subscriber) -> Int {
-        let id = nextSubscriberID.add(1, ordering: .relaxed).newValue
-        subscribers.withLock { $0[id] = subscriber }
-        return id
-    }
+    public func subscribe(_ subscriber: @escaping Subscriber) -> Int { subscribers.add(subscriber) }
 
-    public func unsubscribe(_ id: Int) {
-        _ = subscribers.withLock { $0.removeValue(forKey: id) }
-    }
+    public func unsubscribe(_ id: Int) { subscribers.remove(id) }
 
-    /// Runs `body` with the index, safe from any thread.
     /// Writes one line to the mount's log.
     public func logMessage(_ message: String) { log(message) }
 
@@ -286,40 +216,42 @@ public final class LiveCatalog: @unchecked Sendable {
         } catch {
             throw .unparsable(error)
         }
-        let missing: Set<String> = indexLock.withLock {
-            let missing = query.payloadKeyPaths.subtracting(scanner.sources.extraKeyPaths)
+        let missing: Set<String> = guarded.withLock { index in
+            let missing = query.payloadKeyPaths.subtracting(guarded.scanner.sources.extraKeyPaths)
             if missing.isEmpty { install(index.queryView(text, query).records) }
             return missing
         }
         guard missing.isEmpty else { throw .payloadKeysNotExtracted(missing) }
         // The watcher may be waiting with no timeout: it now has ages to recount.
-        if query.shortestAge != nil { wake() }
+        if query.shortestAge != nil { wakeSignal.wake() }
     }
 
     /// Stops keeping the view of query `text` current.
     public func forgetQueryView(_ text: String) {
-        indexLock.withLock { index.forgetQueryView(text) }
+        guarded.withLock { $0.forgetQueryView(text) }
     }
 
     public func hasQueryView(_ text: String) -> Bool {
-        indexLock.withLock { index.hasQueryView(text) }
+        guarded.withLock { $0.hasQueryView(text) }
     }
 
-    /// Tells whether the mount is writing an item right now (set before `start`).
-    public var isBeingWritten: (@Sendable (ItemName, Double) -> Bool)?
-
+    /// Runs `body` with the index, under its lock (see `GuardedIndex`).
     public func withIndex<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {
-        try indexLock.withLock { try body(index) }
+        try guarded.withLock(body)
     }
 
     /// Starts the watcher thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
+        let updater = CatalogUpdater(guarded: guarded, backing: backing, sources: sources, releaseWaiters: releaseWaiters,
+                                     requestedKeyPaths: requestedKeyPaths, log: log)
+        let loop = ChangeLoop(
+            sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: timing, hooks: hooks,
+            shortestAge: { [guarded] in guarded.withLock { $0.shortestAge } },
+            takeConfigurationEdited: { [unowned self] in configurationEdited.exchange(false, ordering: .relaxed) },
+            isStopping: { [unowned self] in stopping.load(ordering: .relaxed) })
         startThread { [self] in
-            run { update in
-                for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(update) }
-            }
-            finished.withLock { $0 = true }
+            loop.run { update in subscribers.publish(update) }
         }
     }
 
@@ -335,144 +267,11 @@ public final class LiveCatalog: @unchecked Sendable {
         }
     }
 
-    /// Stops the watcher thread (returns at once; the thread ends after its current batch).
+    /// Stops the watcher thread and the poller (returns at once; the thread
+    /// ends after its current batch).
     public func stop() {
         stopping.store(true, ordering: .relaxed)
-        wake()
-    }
-
-    private func run(onChange: (Update) -> Void) {
-        var pending = BackingWatcher.Observation()
-        var burstStart: Double?
-        var deferredSince: [ItemName: Double] = [:]
-        var lastUnwatchedRescan = monotonicSeconds()
-        var lastAgeRecount = monotonicSeconds()
-        while !stopping.load(ordering: .relaxed) {
-            var timeout: Int32 = -1
-            if let start = burstStart {
-                let left = timing.maximumDelayMilliseconds - (monotonicSeconds() - start) * 1000
-                timeout = max(0, min(timing.quietMilliseconds, Int32(left.rounded(.up))))
-            } else if watcher.watchLimitReached {
-                timeout = timing.unwatchedRescanMilliseconds
-            }
-            let agePeriod = indexLock.withLock { index.shortestAge }.map { timing.ageRecountPeriod(shortestAge: $0) }
-            if let agePeriod {
-                let left = Int32(min(Double(Int32.max), max(0, (lastAgeRecount + agePeriod - monotonicSeconds()) * 1000)).rounded(.up))
-                timeout = timeout < 0 ? left : min(timeout, left)
-            }
-            let events = watcher.fdWait(timeout: timeout, wakeFD: wakePipe[0])
-            if stopping.load(ordering: .relaxed) { break }
-            drainWakePipe()
-            if configurationEdited.exchange(false, ordering: .relaxed) { pending.configurationChanged = true }
-            if let agePeriod, monotonicSeconds() - lastAgeRecount >= agePeriod {
-                recountAges(onChange)
-                // Counted from the end: a recount slower than the period never runs back to back.
-                lastAgeRecount = monotonicSeconds()
-            }
-            // Items whose writer let go: read now, as any other change.
-            let releasedNames = released.withLock { names in defer { names.removeAll() }; return names }
-            if !releasedNames.isEmpty {
-                pending.dirtyItems.formUnion(releasedNames)
-                if burstStart == nil { burstStart = monotonicSeconds() }
-            }
-            if !events.isEmpty {
-                watcher.observe(events, into: &pending)
-                if burstStart == nil { burstStart = monotonicSeconds() }
-                if (monotonicSeconds() - burstStart!) * 1000 < timing.maximumDelayMilliseconds { continue }
-            }
-            if watcher.watchLimitReached, monotonicSeconds() - lastUnwatchedRescan > Double(timing.unwatchedRescanMilliseconds) / 1000 {
-                pending.dirtyItems.formUnion(watcher.unwatchedItems)
-                lastUnwatchedRescan = monotonicSeconds()
-            }
-            burstStart = nil
-            guard pending.needsFullRescan || pending.configurationChanged || !pending.dirtyItems.isEmpty else { continue }
-            // Read outside the index lock: requests wait on it.
-            let configuration = pending.configurationChanged ? reloadConfiguration?() : nil
-            pending.configurationChanged = false
-            // Items the mount is writing wait until it pauses (at most writerMaximumDelaySeconds).
-            var deferred = Set<ItemName>()
-            if let isBeingWritten, !pending.needsFullRescan {
-                let now = monotonicSeconds()
-                // An item whose lock we hold (released by its writer) cannot be
-                // being written: read it now, whichever wake-up released it.
-                let held = heldForReading.withLock { Set($0.keys) }
-                for name in pending.dirtyItems where !held.contains(name) && isBeingWritten(name, timing.writerQuietSeconds) {
-                    let since = deferredSince[name] ?? now
-                    if now - since < timing.writerMaximumDelaySeconds {
-                        deferredSince[name] = since
-                        deferred.insert(name)
-                    }
-                }
-                pending.dirtyItems.subtract(deferred)
-                for name in pending.dirtyItems { deferredSince[name] = nil }
-            }
-            defer {
-                if !deferred.isEmpty {
-                    pending.dirtyItems.formUnion(deferred)
-                    burstStart = burstStart ?? monotonicSeconds()
-                }
-            }
-            guard pending.needsFullRescan || configuration != nil || !pending.dirtyItems.isEmpty else { continue }
-            let observation = pending
-            pending = BackingWatcher.Observation(backingGone: pending.backingGone)
-            let update: Update = indexLock.withLock {
-                var reconfiguration: LiveIndex.Reconfiguration?
-                var rescan = false
-                if let configuration { (reconfiguration, rescan) = apply(configuration, to: index) }
-                let changes = flush(observation, into: index, rescanAll: rescan)
-                var listings: [[String]: RecordList] = [:]
-                for change in changes where change.kind != .vanished {
-                    listings[change.path] = index.view(at: change.path)?.records ?? []
-                }
-                for path in reconfiguration?.remade ?? [] { listings[path] = index.view(at: path)?.records ?? [] }
-                var update = Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems)
-                update.reconfiguration = reconfiguration
-                update.savedQueries = configuration?.savedQueries
-                return update
-            }
-            releaseHeldLocks(of: observation.dirtyItems)
-            if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { onChange(update) }
-        }
-        releaseHeldLocks(of: nil)
-    }
-
-    /// Re-reads the dirty items (all of them after an overflow) and updates the index.
-    private func flush(_ observation: BackingWatcher.Observation, into index: LiveIndex, rescanAll: Bool = false) -> [ViewChange] {
-        var names = observation.dirtyItems
-        if observation.needsFullRescan { log("inotify queue overflowed: rescanning \(backing.path)") }
-        if observation.needsFullRescan || rescanAll {
-            names.formUnion(index.records.keys)
-            names.formUnion((try? backing.itemNames()) ?? [])
-        }
-        var batch: [ItemName: Item?] = [:]
-        // Items whose released locks we hold: let go as soon as each is read,
-        // not after the whole batch (a full rescan takes seconds at 100,000).
-        let held = heldForReading.withLock { Set($0.keys) }
-        for name in names {
-            if ignored(name) {
-                batch[name] = Item?.none
-                continue
-            }
-            let scan = scanner.scan(named: name, in: backing.fd)
-            if held.contains(name) { releaseHeldLocks(of: [name]) }
-            switch scan {
-            case .item(let item):
-                if observation.needsFullRescan || rescanAll, item.kind == .bundle { watcher.watchBundle(name) }
-                batch[name] = item
-            case .gone:
-                watcher.unwatch(name)
-                batch[name] = Item?.none
-            case .locked:
-                // Views keep the last complete state until the writer lets go.
-                waitForRelease(of: name)
-            }
-        }
-        return index.apply(batch)
-    }
-}
-
-extension BackingWatcher {
-    func fdWait(timeout: Int32, wakeFD: Int32) -> [Inotify.Event] {
-        inotifyWait(timeout: timeout, wakeFD: wakeFD)
+        sources.stop()
+        wakeSignal.wake()
     }
 }

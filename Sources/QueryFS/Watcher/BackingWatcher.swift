@@ -16,18 +16,20 @@ final class BackingWatcher {
         var backingGone = false
         /// The configuration file was written, replaced or removed.
         var configurationChanged = false
+        /// Bundles with a new folder, to be watched (or polled).
+        var needsWatch = Set<ItemName>()
 
         init(backingGone: Bool = false) { self.backingGone = backingGone }
     }
 
-    private let inotify: Inotify
+    /// nil when no inotify instance could be had (fs.inotify.max_user_instances): everything is polled.
+    private let inotify: Inotify?
     private let rootPath: String
     private var rootDescriptor: Int32 = -1
     /// Which item each watched bundle directory belongs to.
     private var itemOfDescriptor: [Int32: ItemName] = [:]
     private var descriptorsOfItem: [ItemName: Set<Int32>] = [:]
-    /// Bundles that could not be watched (watch limit): rescanned periodically.
-    private(set) var unwatchedItems = Set<ItemName>()
+    /// Some watch was refused for the watch limit (logged once).
     private(set) var watchLimitReached = false
     private let log: (String) -> Void
     /// The configuration file: the watch on its folder, and its name there.
@@ -41,49 +43,95 @@ final class BackingWatcher {
         IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
             | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | IN_ONLYDIR)
 
+    /// Watches BACKING. When inotify cannot (no instance or no watch left),
+    /// BACKING is not watched (`watchesRoot` false) and the caller polls;
+    /// any other failure (BACKING unreadable) is an error.
     init(rootPath: String, log: @escaping (String) -> Void) throws(SystemError) {
-        inotify = try Inotify()
         self.rootPath = rootPath.hasSuffix("/") && rootPath.count > 1 ? String(rootPath.dropLast()) : rootPath
         self.log = log
-        rootDescriptor = try inotify.addWatch(path: Array(rootPath.utf8), mask: Self.rootMask)
+        do {
+            inotify = try Inotify()
+        } catch {
+            guard error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOMEM else { throw error }
+            inotify = nil
+            log("warning: no inotify instance to be had (\(error.message); fs.inotify.max_user_instances): "
+                + "every item is polled instead, so changes show within seconds rather than milliseconds")
+            return
+        }
+        do {
+            rootDescriptor = try inotify!.addWatch(path: Array(rootPath.utf8), mask: Self.rootMask)
+        } catch {
+            guard Self.isWatchLimit(error) else { throw error }
+            noteWatchLimit()
+        }
     }
 
-    var fd: Int32 { inotify.fd }
+    /// Whether BACKING itself is watched (else its listing and every item are polled).
+    var watchesRoot: Bool { rootDescriptor >= 0 }
+
+    var fd: Int32 { inotify?.fd ?? -1 }
+
+    private static func isWatchLimit(_ error: SystemError) -> Bool { error.errno == ENOSPC || error.errno == ENOMEM }
+
+    private func noteWatchLimit() {
+        guard !watchLimitReached else { return }
+        watchLimitReached = true
+        let limit = (try? String(decoding: Configuration.readWholeFile("/proc/sys/fs/inotify/max_user_watches"), as: UTF8.self))?
+            .split(separator: "\n").first.map(String.init) ?? "?"
+        log("warning: inotify watch limit reached (fs.inotify.max_user_watches = \(limit)): what cannot be watched is polled "
+            + "instead, so its changes show within seconds rather than milliseconds; raise the limit with "
+            + "`sysctl fs.inotify.max_user_watches=1048576` (and a file in /etc/sysctl.d/ to keep it) and mount again")
+    }
 
     /// Reports changes to the file at `path` (`configurationChanged`): its
     /// folder is watched for the name being written (close after writing),
     /// renamed over (how editors save) or removed. BACKING itself already
-    /// has such a watch; IN_MASK_ADD keeps its mask.
-    func watchConfiguration(path: String) throws(SystemError) {
+    /// has such a watch; IN_MASK_ADD keeps its mask. False when it cannot
+    /// be watched (the caller polls the file).
+    func watchConfiguration(path: String) -> Bool {
+        guard let inotify else { return false }
         let bytes = Array(path.utf8)
         let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
         let folder = slash.map { $0 == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<$0]) } ?? Array(".".utf8)
         configurationName = slash.map { Array(bytes[($0 + 1)...]) } ?? bytes
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) | UInt32(bitPattern: IN_MASK_ADD)
-        configurationDescriptor = try inotify.addWatch(path: folder, mask: mask)
+        do {
+            configurationDescriptor = try inotify.addWatch(path: folder, mask: mask)
+            return true
+        } catch {
+            if Self.isWatchLimit(error) { noteWatchLimit() } else { log("warning: cannot watch \(path): \(error.message); it is polled") }
+            return false
+        }
     }
 
     /// Waits up to `timeout` ms for events (returns early if `wakeFD` becomes readable).
-    func inotifyWait(timeout: Int32, wakeFD: Int32) -> [Inotify.Event] {
-        inotify.wait(timeout: timeout, wakeFD: wakeFD)
+    func wait(timeout: Int32, wakeFD: Int32) -> [Inotify.Event] {
+        guard let inotify else {
+            var descriptor = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, timeout)
+            return []
+        }
+        return inotify.wait(timeout: timeout, wakeFD: wakeFD)
     }
 
     /// Watches every directory of a bundle (idempotent: existing watches are
     /// kept, new subdirectories are added). Plain files need no watch of
-    /// their own: the root's watch reports their changes.
-    func watchBundle(_ name: ItemName) {
-        guard !name.isHidden else { return }
+    /// their own: the root's watch reports their changes. False when some
+    /// folder of it could not be watched (the caller polls the item).
+    @discardableResult
+    func watchBundle(_ name: ItemName) -> Bool {
+        guard !name.isHidden, watchesRoot else { return false }
         var path = Array(rootPath.utf8)
         path.append(UInt8(ascii: "/"))
         path += name.bytes
-        watchDirectoryTree(path, item: name, depth: 0)
+        return watchDirectoryTree(path, item: name, depth: 0)
     }
 
     /// Watches a bundle whose folders are already known from the scan: no
     /// listing needed (the initial scan of 100,000 bundles saves as many
     /// open/getdents/close calls).
-    func watchBundle(_ name: ItemName, directories: [[UInt8]]) {
-        guard !name.isHidden else { return }
+    func watchBundle(_ name: ItemName, directories: [[UInt8]]) -> Bool {
+        guard !name.isHidden, watchesRoot, let inotify else { return false }
         var root = Array(rootPath.utf8)
         root.append(UInt8(ascii: "/"))
         root += name.bytes
@@ -92,47 +140,43 @@ final class BackingWatcher {
                 let descriptor = try inotify.addWatch(path: path, mask: Self.bundleMask)
                 assign(descriptor, to: name)
             } catch {
-                if error.errno == ENOSPC {
-                    if !watchLimitReached {
-                        log("warning: inotify watch limit reached (fs.inotify.max_user_watches); "
-                            + "unwatched bundles are rescanned every few seconds instead")
-                    }
-                    watchLimitReached = true
-                    unwatchedItems.insert(name)
+                if Self.isWatchLimit(error) {
+                    noteWatchLimit()
+                    return false
                 }
-                return
+                // Gone meanwhile: the root's watch reports it.
+                if error.errno != ENOENT && error.errno != ENOTDIR { log("warning: cannot watch \(error.path): \(error.message)") }
             }
         }
+        return true
     }
 
-    private func watchDirectoryTree(_ path: [UInt8], item: ItemName, depth: Int) {
-        guard depth < Scanner.maximumBundleDepth else { return }
+    private func watchDirectoryTree(_ path: [UInt8], item: ItemName, depth: Int) -> Bool {
+        guard depth < Scanner.maximumBundleDepth, let inotify else { return true }
         let descriptor: Int32
         do {
             descriptor = try inotify.addWatch(path: path, mask: Self.bundleMask)
         } catch {
             switch error.errno {
-            case ENOSPC:
-                if !watchLimitReached {
-                    log("warning: inotify watch limit reached (fs.inotify.max_user_watches); "
-                        + "unwatched bundles are rescanned every few seconds instead")
-                }
-                watchLimitReached = true
-                unwatchedItems.insert(item)
+            case ENOSPC, ENOMEM:
+                noteWatchLimit()
+                return false
             case ENOTDIR, ENOENT, ELOOP:
-                break  // a plain file, or gone already: the root's watch covers it
+                return true  // a plain file, or gone already: the root's watch covers it
             default:
                 log("warning: cannot watch \(String(decoding: path, as: UTF8.self)): \(error.message)")
+                return true
             }
-            return
         }
         assign(descriptor, to: item)
         // Subdirectories: created before the watch existed, they need their own.
         let fd = path.withCString { open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { return }
+        guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { return true }
+        var complete = true
         for entry in entries where entry.type == UInt8(DT_DIR) {
-            watchDirectoryTree(path + [UInt8(ascii: "/")] + entry.name, item: item, depth: depth + 1)
+            complete = watchDirectoryTree(path + [UInt8(ascii: "/")] + entry.name, item: item, depth: depth + 1) && complete
         }
+        return complete
     }
 
     /// Forgets the watches of an item that is gone.
@@ -142,9 +186,8 @@ final class BackingWatcher {
             // gave the new name the same descriptor: that watch stays.
             guard itemOfDescriptor[descriptor] == name else { continue }
             itemOfDescriptor[descriptor] = nil
-            inotify.removeWatch(descriptor)
+            inotify?.removeWatch(descriptor)
         }
-        unwatchedItems.remove(name)
     }
 
     /// Records that `descriptor` watches a folder of `item` (taking it over
@@ -180,7 +223,7 @@ final class BackingWatcher {
                 let name = ItemName(event.name)
                 guard !event.name.isEmpty, !name.isHidden else { continue }
                 observation.dirtyItems.insert(name)
-                if event.isDirectory, event.has(IN_CREATE) || event.has(IN_MOVED_TO) { watchBundle(name) }
+                if event.isDirectory, event.has(IN_CREATE) || event.has(IN_MOVED_TO) { observation.needsWatch.insert(name) }
                 continue
             }
             guard let item = itemOfDescriptor[event.descriptor] else { continue }
@@ -193,7 +236,7 @@ final class BackingWatcher {
             }
             observation.dirtyItems.insert(item)
             if event.isDirectory, event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
-                watchBundle(item)  // picks up the new subdirectory
+                observation.needsWatch.insert(item)  // picks up the new subdirectory
             }
         }
     }

@@ -52,7 +52,8 @@ struct MountCommand: ParsableCommand {
         sessionOptions.configFile = configFile
         sessionOptions.ageRecountSeconds = ageRecount
         let logFile = logPath
-        let session = FuseSession(options: sessionOptions, log: { message in printError(message) })
+        let mountLog = MountLog(path: logFile)
+        let session = FuseSession(options: sessionOptions, log: { message in mountLog.write(message) })
         do {
             try session.run {
                 if let readyFD {

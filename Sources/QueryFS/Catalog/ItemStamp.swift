@@ -1,0 +1,36 @@
+/// A fingerprint of everything the file system says about an item without
+/// reading it: for each folder and file in it, its name, inode, size, mode,
+/// mtime and ctime (ctime moves on every change of content, attributes and
+/// extended attributes). Two stamps that differ mean the item changed; the
+/// poller compares them to find changes nothing notified (an unwatched
+/// bundle, a network file system), at the cost of a stat per file.
+///
+/// Entries are combined by addition, so the order a folder lists them in
+/// does not matter; each field is mixed with splitmix64, so the stamp is
+/// the same in every process (it can be kept in an index file).
+public struct ItemStamp: Hashable, Sendable {
+    public private(set) var value: UInt64 = 0
+
+    public init() {}
+
+    init(value: UInt64) { self.value = value }
+
+    /// Adds one file or folder, by its path inside the item (empty for the item itself).
+    mutating func add(name: some Collection<UInt8>, status: FileStatus) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over the name
+        for byte in name { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for field in [status.raw.ino, status.raw.size, UInt64(status.raw.mode),
+                      UInt64(bitPattern: status.raw.mtime_sec), UInt64(status.raw.mtime_nsec),
+                      UInt64(bitPattern: status.raw.ctime_sec), UInt64(status.raw.ctime_nsec)] {
+            hash = Self.mix(hash ^ field)
+        }
+        value &+= hash
+    }
+
+    private static func mix(_ input: UInt64) -> UInt64 {
+        var z = input &+ 0x9e37_79b9_7f4a_7c15
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}

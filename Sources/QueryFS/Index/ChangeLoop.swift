@@ -1,0 +1,118 @@
+/// The watcher thread's loop. It gathers what the change sources report
+/// into bursts — an item is read once its events pause for
+/// `quietMilliseconds`, or `maximumDelayMilliseconds` after the first —
+/// leaves items the mount is writing alone until the writes pause, wakes for
+/// relative ages and reloads of the configuration, and hands each burst to
+/// the updater and the result to `publish`.
+/// Made by `LiveCatalog.start` and then used by the watcher thread alone.
+final class ChangeLoop: @unchecked Sendable {
+    struct Hooks {
+        var reloadConfiguration: (@Sendable () -> LiveCatalog.Settings?)?
+        var countingAges: (@Sendable (Timestamp) -> LiveCatalog.Settings?)?
+        var isBeingWritten: (@Sendable (ItemName, Double) -> Bool)?
+    }
+
+    private let sources: ChangeSources
+    private let updater: CatalogUpdater
+    private let releaseWaiters: ReleaseWaiters
+    private let wake: WakeSignal
+    private let timing: LiveCatalog.Timing
+    private let hooks: Hooks
+    private let shortestAge: () -> Double?
+    private let takeConfigurationEdited: () -> Bool
+    private let isStopping: () -> Bool
+
+    init(sources: ChangeSources, updater: CatalogUpdater, releaseWaiters: ReleaseWaiters, wake: WakeSignal,
+         timing: LiveCatalog.Timing, hooks: Hooks, shortestAge: @escaping () -> Double?,
+         takeConfigurationEdited: @escaping () -> Bool, isStopping: @escaping () -> Bool)
+    {
+        self.sources = sources
+        self.updater = updater
+        self.releaseWaiters = releaseWaiters
+        self.wake = wake
+        self.timing = timing
+        self.hooks = hooks
+        self.shortestAge = shortestAge
+        self.takeConfigurationEdited = takeConfigurationEdited
+        self.isStopping = isStopping
+    }
+
+    func run(publish: (LiveCatalog.Update) -> Void) {
+        var pending = BackingWatcher.Observation()
+        var burstStart: Double?
+        var deferredSince: [ItemName: Double] = [:]
+        var lastAgeRecount = monotonicSeconds()
+        while !isStopping() {
+            var timeout: Int32 = -1
+            if let start = burstStart {
+                let left = timing.maximumDelayMilliseconds - (monotonicSeconds() - start) * 1000
+                timeout = max(0, min(timing.quietMilliseconds, Int32(left.rounded(.up))))
+            }
+            let agePeriod = shortestAge().map { timing.ageRecountPeriod(shortestAge: $0) }
+            if let agePeriod {
+                let left = Int32(min(Double(Int32.max), max(0, (lastAgeRecount + agePeriod - monotonicSeconds()) * 1000)).rounded(.up))
+                timeout = timeout < 0 ? left : min(timeout, left)
+            }
+            let events = sources.wait(timeout: timeout, wakeFD: wake.fd)
+            if isStopping() { break }
+            wake.drain()
+            if takeConfigurationEdited() { pending.configurationChanged = true }
+            if let agePeriod, monotonicSeconds() - lastAgeRecount >= agePeriod {
+                if let update = updater.recountAges(now: .now, configuration: hooks.countingAges?(.now)) { publish(update) }
+                // Counted from the end: a recount slower than the period never runs back to back.
+                lastAgeRecount = monotonicSeconds()
+            }
+            // Items whose writer let go, and what the poller found: read now, as any other change.
+            let released = releaseWaiters.takeReleased()
+            pending.dirtyItems.formUnion(released)
+            let polled = sources.takePolled(into: &pending)
+            if (!released.isEmpty || polled), burstStart == nil { burstStart = monotonicSeconds() }
+            if !events.isEmpty {
+                sources.observe(events, into: &pending)
+                if burstStart == nil { burstStart = monotonicSeconds() }
+                if (monotonicSeconds() - burstStart!) * 1000 < timing.maximumDelayMilliseconds { continue }
+            }
+            burstStart = nil
+            guard pending.needsFullRescan || pending.configurationChanged || !pending.dirtyItems.isEmpty else { continue }
+            // Read outside the index lock: requests wait on it.
+            let configuration = pending.configurationChanged ? hooks.reloadConfiguration?() : nil
+            pending.configurationChanged = false
+            let deferred = deferItemsBeingWritten(&pending, since: &deferredSince)
+            defer {
+                if !deferred.isEmpty {
+                    pending.dirtyItems.formUnion(deferred)
+                    burstStart = burstStart ?? monotonicSeconds()
+                }
+            }
+            guard pending.needsFullRescan || configuration != nil || !pending.dirtyItems.isEmpty else { continue }
+            let observation = pending
+            pending = BackingWatcher.Observation(backingGone: pending.backingGone)
+            let update = updater.update(observation, configuration: configuration)
+            if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { publish(update) }
+        }
+        releaseWaiters.stop()
+    }
+
+    /// Takes out of `pending` the items the mount is writing right now: they
+    /// are read once the writes pause (at most `writerMaximumDelaySeconds`).
+    private func deferItemsBeingWritten(_ pending: inout BackingWatcher.Observation, since deferredSince: inout [ItemName: Double])
+        -> Set<ItemName>
+    {
+        guard let isBeingWritten = hooks.isBeingWritten, !pending.needsFullRescan else { return [] }
+        let now = monotonicSeconds()
+        // An item whose lock we hold (released by its writer) cannot be
+        // being written: read it now, whichever wake-up released it.
+        let held = releaseWaiters.heldNames
+        var deferred = Set<ItemName>()
+        for name in pending.dirtyItems where !held.contains(name) && isBeingWritten(name, timing.writerQuietSeconds) {
+            let since = deferredSince[name] ?? now
+            if now - since < timing.writerMaximumDelaySeconds {
+                deferredSince[name] = since
+                deferred.insert(name)
+            }
+        }
+        pending.dirtyItems.subtract(deferred)
+        for name in pending.dirtyItems { deferredSince[name] = nil }
+        return deferred
+    }
+}

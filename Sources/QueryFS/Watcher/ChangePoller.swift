@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Finds the changes no notification reports, by comparing stamps
+/// (`ItemStamp`: a stat of every file and folder of an item, nothing read):
+/// bundles the inotify watch limit left unwatched; every item, and the
+/// listing of BACKING itself, when BACKING could not be watched; and single
+/// files (the configuration) whose folder could not be watched.
+///
+/// Its cost is bounded, not its latency: it works at most `share` of one
+/// core — after each slice of work it sleeps long enough to keep to that
+/// share — and starts a round at most every `interval` seconds. A change is
+/// seen within one round: `interval`, or the stat walk of every polled item
+/// divided by `share`, whichever is longer (at 100,000 polled bundles and
+/// the default 10 %, about ten seconds here).
+final class ChangePoller: @unchecked Sendable {
+    struct Settings: Sendable {
+        /// The share of one core the poller may use.
+        var share = 0.1
+        /// The shortest time between the starts of two rounds, in seconds.
+        var interval = 2.0
+        /// How much work is done before the poller sleeps to keep its share.
+        var slice = 0.02
+    }
+
+    private struct State {
+        /// Polled items and their last stamp (nil: not seen yet, or gone).
+        var items: [ItemName: ItemStamp?] = [:]
+        /// Whether BACKING's own listing is polled, and the names it held.
+        var pollsListing = false
+        var listed = Set<ItemName>()
+        /// Single files polled, by path, with their last status.
+        var files: [String: FileStamp?] = [:]
+    }
+
+    /// What a file looked like: enough to tell it was written or replaced.
+    struct FileStamp: Equatable {
+        var inode: UInt64, size: Int64, mtime: timespec, ctime: timespec
+        static func == (a: FileStamp, b: FileStamp) -> Bool {
+            a.inode == b.inode && a.size == b.size && a.mtime.tv_sec == b.mtime.tv_sec && a.mtime.tv_nsec == b.mtime.tv_nsec
+                && a.ctime.tv_sec == b.ctime.tv_sec && a.ctime.tv_nsec == b.ctime.tv_nsec
+        }
+
+        init?(path: String) {
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            mtime = status.st_mtim
+            ctime = status.st_ctim
+        }
+    }
+
+    /// What the rounds found since the last `takeFound`.
+    struct Found: Sendable {
+        var items = Set<ItemName>()
+        var files = Set<String>()
+        var isEmpty: Bool { items.isEmpty && files.isEmpty }
+    }
+
+    private let root: BackingDirectory
+    private let settings: Settings
+    private let state = Mutex(State())
+    private let found = Mutex(Found())
+    /// Tells the catalog that something was found.
+    private let onFound: @Sendable () -> Void
+    private let stopSignal: WakeSignal
+    private let running = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    /// Stats only: the field sources play no part in a stamp.
+    private let scanner = Scanner()
+
+    init(root: BackingDirectory, settings: Settings = Settings(), onFound: @escaping @Sendable () -> Void) throws(SystemError) {
+        self.root = root
+        self.settings = settings
+        self.onFound = onFound
+        stopSignal = try WakeSignal()
+    }
+
+    /// Whether anything is polled at all.
+    var isPolling: Bool { state.withLock { !$0.items.isEmpty || $0.pollsListing || !$0.files.isEmpty } }
+
+    var polledItemCount: Int { state.withLock { $0.items.count } }
+
+    /// Polls `name` from now on; `stamp` is what it looked like when last
+    /// read (nil: unknown, so the first round reports it once).
+    func poll(_ name: ItemName, stamp: ItemStamp?) {
+        state.withLock { $0.items[name] = .some(stamp) }
+        startIfNeeded()
+    }
+
+    func stopPolling(_ name: ItemName) {
+        state.withLock { _ = $0.items.removeValue(forKey: name) }
+    }
+
+    func isPolling(_ name: ItemName) -> Bool { state.withLock { $0.items[name] != nil } }
+
+    /// Polls BACKING's listing too (it could not be watched): names that
+    /// appear are reported and polled from then on, names that go reported.
+    func pollListing(knownNames: Set<ItemName>) {
+        state.withLock {
+            $0.pollsListing = true
+            $0.listed = knownNames
+        }
+        startIfNeeded()
+    }
+
+    /// Polls the file at `path` (reported by path when it changes).
+    func pollFile(_ path: String) {
+        state.withLock { $0.files[path] = .some(FileStamp(path: path)) }
+        startIfNeeded()
+    }
+
+    func takeFound() -> Found {
+        found.withLock { found in defer { found = Found() }; return found }
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        stopSignal.wake()
+    }
+
+    private func startIfNeeded() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        startThread { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                let start = monotonicSeconds()
+                round()
+                let left = settings.interval - (monotonicSeconds() - start)
+                if left > 0 { sleep(left) }
+            }
+        }
+    }
+
+    /// Waits `seconds`, or less if stopped.
+    private func sleep(_ seconds: Double) {
+        _ = stopSignal.wait(milliseconds: Int32(min(Double(Int32.max), seconds * 1000).rounded(.up)))
+        stopSignal.drain()
+    }
+
+    /// Work done since the last pause, and the pause that keeps the share.
+    private var slice = 0.0
+
+    private func account(since start: Double) {
+        slice += monotonicSeconds() - start
+        guard slice >= settings.slice else { return }
+        sleep(slice * (1 - settings.share) / settings.share)
+        slice = 0
+    }
+
+    private func round() {
+        var discovered = Found()
+        let (pollsListing, files) = state.withLock { ($0.pollsListing, $0.files) }
+        if pollsListing { pollListing(into: &discovered) }
+        for (path, old) in files {
+            let new = FileStamp(path: path)
+            if new != old {
+                discovered.files.insert(path)
+                state.withLock { $0.files[path] = .some(new) }
+            }
+        }
+        report(discovered)
+        discovered = Found()
+        let names = state.withLock { Array($0.items.keys) }
+        for name in names {
+            if stopping.load(ordering: .relaxed) { return }
+            let start = monotonicSeconds()
+            let stamp = scanner.stamp(named: name, in: root.fd)
+            let changed: Bool = state.withLock { state in
+                guard let old = state.items[name] else { return false }  // no longer polled
+                state.items[name] = .some(stamp)
+                return old == nil || old != stamp
+            }
+            if changed { discovered.items.insert(name) }
+            account(since: start)
+            // Report as we go: a change early in a long round need not wait for its end.
+            if discovered.items.count >= 256 {
+                report(discovered)
+                discovered = Found()
+            }
+        }
+        report(discovered)
+    }
+
+    private func pollListing(into discovered: inout Found) {
+        let start = monotonicSeconds()
+        guard let names = try? root.itemNames() else { return }  // BACKING gone: the watcher says so
+        let current = Set(names)
+        let (appeared, gone): ([ItemName], [ItemName]) = state.withLock { state in
+            let appeared = current.subtracting(state.listed)
+            let gone = state.listed.subtracting(current)
+            state.listed = current
+            for name in appeared where state.items[name] == nil { state.items[name] = .some(nil) }
+            return (Array(appeared), Array(gone))
+        }
+        discovered.items.formUnion(appeared)
+        discovered.items.formUnion(gone)
+        account(since: start)
+    }
+
+    private func report(_ discovered: Found) {
+        guard !discovered.isEmpty else { return }
+        found.withLock {
+            $0.items.formUnion(discovered.items)
+            $0.files.formUnion(discovered.files)
+        }
+        onFound()
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import XCTest
+@testable import QueryFS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Stamps and the poller: what finds changes where inotify cannot watch.
+final class ChangePollerTests: FixtureTestCase {
+    private func stamp(_ name: String) throws -> ItemStamp? {
+        let root = try BackingDirectory(path: backing)
+        return Scanner().stamp(named: ItemName(name), in: root.fd)
+    }
+
+    func testAStampMovesWithEveryChangeAndOnlyThen() throws {
+        hipstapaper("a.b", title: "A", mtime: 1_000)
+        makeDirectory("a.b/inner")
+        writeFile("notes.txt", "plain")
+        let first = try XCTUnwrap(try stamp("a.b"))
+        XCTAssertEqual(try stamp("a.b"), first, "nothing changed")
+        // The scan sees the same stamp as the stat-only walk.
+        let root = try BackingDirectory(path: backing)
+        XCTAssertEqual(Scanner().read(named: ItemName("a.b"), in: root.fd).stamp, first)
+        XCTAssertEqual(Scanner().read(named: ItemName("notes.txt"), in: root.fd).stamp, try stamp("notes.txt"))
+
+        var previous = first
+        func expectChange(_ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            let now = try XCTUnwrap(try stamp("a.b"))
+            XCTAssertNotEqual(now, previous, what, file: file, line: line)
+            previous = now
+        }
+        // Same size, mtime put back: only ctime tells.
+        let payload = path("a.b/payload.plist")
+        var bytes = try XCTUnwrap(FileManager.default.contents(atPath: payload))
+        bytes[bytes.count - 10] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: payload))
+        setMTime(payload, seconds: 1_000)
+        try expectChange("rewritten in place, same size and mtime")
+        XCTAssertEqual(chmod(payload, 0o600), 0)
+        try expectChange("chmod")
+        let setfattr = Process()
+        setfattr.executableURL = URL(fileURLWithPath: "/usr/bin/setfattr")
+        setfattr.arguments = ["-n", "user.xdg.tags", "-v", "x", path("a.b")]
+        try setfattr.run()
+        setfattr.waitUntilExit()
+        try expectChange("tags attribute")
+        writeFile("a.b/inner/deep.txt", "deep")
+        try expectChange("a file in a folder inside")
+        XCTAssertEqual(rename(path("a.b/inner/deep.txt"), path("a.b/inner/moved.txt")), 0)
+        try expectChange("a rename inside")
+        removeTree(path("a.b"))
+        XCTAssertNil(try stamp("a.b"), "gone")
+    }
+
+    func testThePollerFindsChangesToPolledItemsTheListingAndFiles() throws {
+        hipstapaper("a.b", title: "A")
+        hipstapaper("b.b", title: "B")
+        writeFile(".config.toml", "ignore = []\n")
+        let root = try BackingDirectory(path: backing)
+        let woken = WakeCounter()
+        var settings = ChangePoller.Settings()
+        settings.interval = 0.05
+        let poller = try ChangePoller(root: root, settings: settings, onFound: { woken.increment() })
+        defer { poller.stop() }
+        for name in ["a.b", "b.b"] {
+            poller.poll(ItemName(name), stamp: Scanner().read(named: ItemName(name), in: root.fd).stamp)
+        }
+        poller.pollListing(knownNames: [ItemName("a.b"), ItemName("b.b")])
+        poller.pollFile(path(".config.toml"))
+        usleep(300_000)
+        XCTAssertTrue(poller.takeFound().isEmpty, "nothing changed yet")
+
+        var found = ChangePoller.Found()
+        func waitFor(_ condition: (ChangePoller.Found) -> Bool) -> Bool {
+            eventually(timeout: 5) {
+                let more = poller.takeFound()
+                found.items.formUnion(more.items)
+                found.files.formUnion(more.files)
+                return condition(found)
+            }
+        }
+        writeFile("a.b/payload.plist", Self.xmlPlist("<dict><key>title</key><string>A2</string></dict>"))
+        XCTAssertTrue(waitFor { $0.items == [ItemName("a.b")] }, "\(found.items)")
+        found = .init()
+        hipstapaper("c.b", title: "C")
+        XCTAssertTrue(waitFor { $0.items.contains(ItemName("c.b")) }, "a new item in the listing")
+        found = .init()
+        removeTree(path("b.b"))
+        XCTAssertTrue(waitFor { $0.items.contains(ItemName("b.b")) }, "an item gone from the listing")
+        found = .init()
+        writeFile(".config.toml", "ignore = [\"x\"]\n")
+        XCTAssertTrue(waitFor { $0.files == [path(".config.toml")] }, "a polled file")
+        XCTAssertGreaterThan(woken.count, 0)
+    }
+}
+
+/// Counts calls from any thread.
+final class WakeCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func increment() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
+}
