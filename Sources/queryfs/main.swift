@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `queryfs`: live, queryable folders over a directory of document bundles.
 struct QueryFSCommand: ParsableCommand {
@@ -13,4 +16,16 @@ struct QueryFSCommand: ParsableCommand {
 }
 
 CrashLine.install()
-QueryFSCommand.main()
+do {
+    var command = try QueryFSCommand.parseAsRoot()
+    try command.run()
+} catch {
+    // --help and the like print their text and succeed; a command that chose its status keeps it.
+    if QueryFSCommand.exitCode(for: error) == .success || error is ExitCode { QueryFSCommand.exit(withError: error) }
+    // A mistake on the command line: one line (the usage is one `--help` away), exit 2.
+    let subcommand = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }
+        .flatMap { name in QueryFSCommand.configuration.subcommands.first { $0.configuration.commandName == name } }
+    let help = subcommand.map { "queryfs \($0.configuration.commandName ?? "") --help" } ?? "queryfs --help"
+    printError("\(QueryFSCommand.message(for: error)) (see `\(help)`)")
+    exit(2)
+}

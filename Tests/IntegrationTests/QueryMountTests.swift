@@ -51,6 +51,31 @@ final class QueryMountTests: XCTestCase {
         XCTAssertEqual(differences, [], "query folders differ 5 s after the last change")
     }
 
+    /// A crawler probing 10,000 names under query/ (as a file manager's
+    /// search or a backup tool would): the daemon keeps at most
+    /// `--query-folders` ad-hoc folders (default 256), dropping the least
+    /// recently used, and its memory stays within a bound; a dropped folder
+    /// comes back on its next lookup, and changes still show.
+    func testProbingManyQueryNamesKeepsTheDaemonBounded() throws {
+        fixture = MountedFixture { Self.numberedItems(in: $0, count: 150, archivedEvery: 4) }
+        try fixture.mount()
+        XCTAssertNotNil(RawFiles.list(fixture.mounted("query/title~x0")))
+        let before = try XCTUnwrap(fixture.daemonResidentBytes())
+        for number in 0..<10_000 {
+            var status = stat()
+            XCTAssertEqual(stat(fixture.mounted("query/title~x\(number)"), &status), 0, "query/title~x\(number)")
+        }
+        XCTAssertTrue(eventually(timeout: 5) { (RawFiles.list(self.fixture.mounted("query"))?.count ?? .max) <= 256 },
+                      "query/ holds \(RawFiles.list(fixture.mounted("query"))?.count ?? -1) folders")
+        let after = try XCTUnwrap(fixture.daemonResidentBytes())
+        XCTAssertLessThan(after - before, 16 << 20, "daemon grew from \(before >> 20) MiB to \(after >> 20) MiB")
+        // The first one was dropped long ago: made again on lookup.
+        XCTAssertEqual(RawFiles.list(fixture.mounted("query/title~x0"))?.count, 0)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("query/title:\"Item 1\""))?.count ?? 0 > 0, true)
+        Corpus(path: fixture.backing).bundle("new.hpwebsite", title: "Item new", mtime: 9_000)
+        XCTAssertTrue(eventually(timeout: 2) { RawFiles.list(self.fixture.mounted("by-name"))?.count == 151 })
+    }
+
     func testANameThatDoesNotParseIsNotThere() throws {
         fixture = MountedFixture()
         try fixture.mount()

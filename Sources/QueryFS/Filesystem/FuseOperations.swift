@@ -200,6 +200,7 @@ enum FuseOperations {
             if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughOpendir(request, node, info: info!) }
             let fs = FuseOperations.filesystem(request)
             guard let listing = fs.viewDirectoryListing(of: id) else { return fs.fail(request, ENOENT) }
+            fs.viewFolder(id)?.opened()
             info!.pointee.fh = DirectoryHandles.store(.view(ViewDirectoryHandle(id: id, listing: listing)))
             // The kernel may keep the listing in its page cache across opens:
             // the watcher invalidates the folder's inode whenever it changes.
@@ -210,7 +211,8 @@ enum FuseOperations {
         }
         ops.readdir = { request, id, size, offset, info in FuseOperations.readdir(request, id, size, offset, info, plus: false) }
         ops.readdirplus = { request, id, size, offset, info in FuseOperations.readdir(request, id, size, offset, info, plus: true) }
-        ops.releasedir = { request, _, info in
+        ops.releasedir = { request, id, info in
+            if case .view = DirectoryHandles.load(info!.pointee.fh) { FuseOperations.filesystem(request).viewFolder(id)?.closed() }
             DirectoryHandles.release(info!.pointee.fh)
             fuse_reply_err(request, 0)
         }

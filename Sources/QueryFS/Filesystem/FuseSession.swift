@@ -28,6 +28,8 @@ public struct FuseSession {
         public var configFile: String?
         /// The shortest wait between two recounts of relative ages (nil: a minute).
         public var ageRecountSeconds: Double?
+        /// How many ad-hoc `query/` folders (not saved) are kept live.
+        public var queryFolderLimit = 256
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -80,6 +82,7 @@ public struct FuseSession {
                 lockTimeout: options.lockTimeout, coordinatesWrites: options.coordinatesWrites,
                 kernelPassthrough: options.kernelPassthrough)
             filesystem.configurationFile = reloader
+            filesystem.queryFolderLimit = options.queryFolderLimit
             if !CallerSyscall.readsOtherProcesses {
                 log("ptrace is restricted (kernel.yama.ptrace_scope): mkdir under query/ answers EEXIST for other processes; add queries to `queries` in \(reloader.path) instead, or mount as root")
             }

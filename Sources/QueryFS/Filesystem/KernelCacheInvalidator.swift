@@ -20,8 +20,6 @@ struct KernelCacheInvalidator {
     let filesystem: QueryFilesystem
     var wholeFolderThreshold = 256
 
-    private var session: OpaquePointer? { filesystem.session }
-
     func apply(_ update: LiveCatalog.Update) {
         let now = Timestamp.now
         let folders = filesystem.folders
@@ -135,13 +133,15 @@ struct KernelCacheInvalidator {
         }
     }
 
+    private var notifications: KernelNotifications? {
+        filesystem.session.map { KernelNotifications(session: $0, log: filesystem.catalog.logMessage) }
+    }
+
     private func invalidateInode(_ id: UInt64) {
-        guard let session else { return }
-        _ = fuse_lowlevel_notify_inval_inode(session, id, 0, 0)
+        notifications?.invalidateInode(id)
     }
 
     private func invalidateEntry(parent: UInt64, name: [UInt8]) {
-        guard let session else { return }
-        name.withCString { _ = fuse_lowlevel_notify_inval_entry(session, parent, $0, name.count) }
+        notifications?.invalidateEntry(parent: parent, name: name)
     }
 }

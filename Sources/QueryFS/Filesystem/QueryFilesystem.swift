@@ -32,6 +32,10 @@ public final class QueryFilesystem: @unchecked Sendable {
     let savedQueries = Mutex<Set<String>>([])
     /// Logged once: the mount cannot tell a mkdir lookup from another.
     let warnedSyscallUnreadable = Atomic<Bool>(false)
+    /// How many ad-hoc (unsaved) `query/` folders are kept (the least
+    /// recently used beyond it are dropped), and whether a drop is queued.
+    public var queryFolderLimit = 256
+    let queryFolderDropPending = Atomic<Bool>(false)
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"

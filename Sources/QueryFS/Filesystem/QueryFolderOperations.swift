@@ -15,9 +15,13 @@ extension QueryFilesystem {
         // mkdir looks the name up first: a query not saved yet must be
         // absent for it, or the kernel answers EEXIST without asking us.
         if !saved, isMakingDirectory(request) { return fail(request, ENOENT) }
-        if let folder = folders.folder(path: path) { return replyFolderEntry(request, folder) }
+        if let folder = folders.folder(path: path) {
+            folder.touch()
+            return replyFolderEntry(request, folder)
+        }
         do {
             replyFolderEntry(request, try makeQueryFolder(name))
+            dropUnusedQueryFoldersIfNeeded()
         } catch {
             catalog.logMessage("query/\(name): \(error)")
             fail(request, ENOENT)
@@ -105,6 +109,37 @@ extension QueryFilesystem {
         }
         if !entries.isEmpty || !inodes.isEmpty { inodes.append(NodeID.queryRoot) }
         return (entries, inodes)
+    }
+
+    /// Ad-hoc folders (not saved) beyond `queryFolderLimit` are dropped,
+    /// those unused the longest first, never one that is open: a program
+    /// that probes many names under `query/` (a file manager's search, a
+    /// backup tool) would otherwise keep a live view for every one of them.
+    /// A dropped folder is made again by its next lookup. The kernel must
+    /// forget its name, which only the watcher thread may tell it.
+    func dropUnusedQueryFoldersIfNeeded() {
+        guard folders.queryFolders.count > queryFolderLimit + savedQueries.withLock({ $0.count }),
+              !queryFolderDropPending.exchange(true, ordering: .relaxed) else { return }
+        catalog.onWatcherThread { [self] in
+            queryFolderDropPending.store(false, ordering: .relaxed)
+            let dropped = dropUnusedQueryFolders()
+            guard let session, !dropped.isEmpty else { return }
+            let kernel = KernelNotifications(session: session, log: catalog.logMessage)
+            for name in dropped { kernel.invalidateEntry(parent: NodeID.queryRoot, name: Array(name.utf8)) }
+            kernel.invalidateInode(NodeID.queryRoot)
+        }
+    }
+
+    /// Drops the unsaved folders beyond the limit (on the watcher thread); returns their names.
+    private func dropUnusedQueryFolders() -> [String] {
+        let saved = savedQueries.withLock { $0 }
+        let candidates = folders.queryFolders.filter { !saved.contains($0) }
+            .compactMap { name in folders.folder(path: [ViewDefinition.queryFolder, name]).map { (name, $0) } }
+        let excess = candidates.count - queryFolderLimit
+        guard excess > 0 else { return [] }
+        let victims = candidates.filter { $0.1.openHandles == 0 }.sorted { $0.1.lastUsed < $1.1.lastUsed }.prefix(excess)
+        for (name, _) in victims { removeQueryFolder(name) }
+        return victims.map(\.0)
     }
 
     private static func queryError(_ text: String) -> QueryError? {

@@ -69,6 +69,17 @@ final class ViewFolder: @unchecked Sendable {
     var id: UInt64 { NodeID.folder(serial) }
     var depth: Int { path.count }
 
+    /// When the folder was last looked up or opened (monotonic seconds),
+    /// and how many open directory handles read it: ad-hoc `query/` folders
+    /// unused the longest are dropped first, never while open.
+    private var lastUsedStorage = monotonicSeconds()
+    private var openHandlesStorage = 0
+    var lastUsed: Double { lock.withLock { lastUsedStorage } }
+    var openHandles: Int { lock.withLock { openHandlesStorage } }
+    func touch() { lock.withLock { lastUsedStorage = monotonicSeconds() } }
+    func opened() { lock.withLock { openHandlesStorage += 1; lastUsedStorage = monotonicSeconds() } }
+    func closed() { lock.withLock { openHandlesStorage -= 1 } }
+
     var listing: ViewListing { lock.withLock { listingStorage } }
     var changed: Timestamp { lock.withLock { changedStorage } }
 
@@ -93,7 +104,7 @@ final class ViewFolder: @unchecked Sendable {
 /// stay stable for the life of the mount.
 final class ViewFolderTable: @unchecked Sendable {
     private let lock = PlainLock()
-    private var folders: [ViewFolder] = []            // by serial
+    private var folders: [ViewFolder?] = []           // by serial; nil once removed
     private var folderByPath: [[String]: ViewFolder] = [:]
     private var tagFolderNames: [String] = []         // present tag folders, sorted bytewise
     private var queryFolderNames: [String] = []       // query folders made so far, in order of making
@@ -104,7 +115,7 @@ final class ViewFolderTable: @unchecked Sendable {
     private var latestRecords: [ItemName: ItemRecord] = [:]
 
     func folder(serial: UInt32) -> ViewFolder? {
-        lock.withLock { Int(serial) < folders.count ? folders[Int(serial)] : nil }
+        lock.withLock { Int(serial) < folders.count ? folders[Int(serial)] ?? nil : nil }
     }
 
     func folder(path: [String]) -> ViewFolder? {
@@ -130,10 +141,12 @@ final class ViewFolderTable: @unchecked Sendable {
     }
 
     /// A folder that no longer exists (a tag folder emptied, a view taken
-    /// out of the configuration): its path is free again, but its serial
-    /// stays taken (ids of gone entries never point elsewhere).
+    /// out of the configuration, a `query/` folder dropped): its path is free
+    /// again and its memory released, but its serial stays taken (ids of gone
+    /// entries never point elsewhere).
     func removeFolder(path: [String]) {
         lock.withLock {
+            if let serial = folderByPath[path]?.serial { folders[Int(serial)] = nil }
             folderByPath[path] = nil
             if path.count == 2, path[0] == ViewDefinition.tagFolder { tagFolderNames.removeAll { $0 == path[1] } }
             if path.count == 2, path[0] == ViewDefinition.queryFolder { queryFolderNames.removeAll { $0 == path[1] } }

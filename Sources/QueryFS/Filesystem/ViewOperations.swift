@@ -83,6 +83,12 @@ extension QueryFilesystem {
         }
     }
 
+    /// The view folder (or group) behind node `id`, if it is one.
+    func viewFolder(_ id: UInt64) -> ViewFolder? {
+        guard case .folder(let serial) = NodeID.kind(of: id) else { return nil }
+        return folders.folder(serial: serial)
+    }
+
     /// The folder and latest record behind an entry id.
     func entryRecord(folder folderSerial: UInt32, item itemSerial: UInt32) -> (ViewFolder, ItemRecord)? {
         guard let folder = folders.folder(serial: folderSerial), let name = folders.item(serial: itemSerial),

@@ -21,10 +21,13 @@ final class ChangeLoop: @unchecked Sendable {
     private let shortestAge: () -> Double?
     private let takeConfigurationEdited: () -> Bool
     private let isStopping: () -> Bool
+    /// Work others asked to run on this thread (`LiveCatalog.onWatcherThread`).
+    private let takeTasks: () -> [@Sendable () -> Void]
 
     init(sources: ChangeSources, updater: CatalogUpdater, releaseWaiters: ReleaseWaiters, wake: WakeSignal,
          timing: LiveCatalog.Timing, hooks: Hooks, shortestAge: @escaping () -> Double?,
-         takeConfigurationEdited: @escaping () -> Bool, isStopping: @escaping () -> Bool)
+         takeConfigurationEdited: @escaping () -> Bool, isStopping: @escaping () -> Bool,
+         takeTasks: @escaping () -> [@Sendable () -> Void])
     {
         self.sources = sources
         self.updater = updater
@@ -35,6 +38,7 @@ final class ChangeLoop: @unchecked Sendable {
         self.shortestAge = shortestAge
         self.takeConfigurationEdited = takeConfigurationEdited
         self.isStopping = isStopping
+        self.takeTasks = takeTasks
     }
 
     func run(publish: (LiveCatalog.Update) -> Void) {
@@ -56,6 +60,7 @@ final class ChangeLoop: @unchecked Sendable {
             let events = sources.wait(timeout: timeout, wakeFD: wake.fd)
             if isStopping() { break }
             wake.drain()
+            for task in takeTasks() { task() }
             if takeConfigurationEdited() { pending.configurationChanged = true }
             if let agePeriod, monotonicSeconds() - lastAgeRecount >= agePeriod {
                 if let update = updater.recountAges(now: .now, configuration: hooks.countingAges?(.now)) { publish(update) }

@@ -240,6 +240,16 @@ public final class LiveCatalog: @unchecked Sendable {
         try guarded.withLock(body)
     }
 
+    private let tasks = Mutex<[@Sendable () -> Void]>([])
+
+    /// Runs `task` on the watcher thread soon (between bursts, outside the
+    /// index lock): the one thread that may tell the kernel to drop cached
+    /// names, so request handlers hand such work over here.
+    public func onWatcherThread(_ task: @escaping @Sendable () -> Void) {
+        tasks.withLock { $0.append(task) }
+        wakeSignal.wake()
+    }
+
     /// Starts the watcher thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
@@ -249,7 +259,8 @@ public final class LiveCatalog: @unchecked Sendable {
             sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: timing, hooks: hooks,
             shortestAge: { [guarded] in guarded.withLock { $0.shortestAge } },
             takeConfigurationEdited: { [unowned self] in configurationEdited.exchange(false, ordering: .relaxed) },
-            isStopping: { [unowned self] in stopping.load(ordering: .relaxed) })
+            isStopping: { [unowned self] in stopping.load(ordering: .relaxed) },
+            takeTasks: { [unowned self] in tasks.withLock { tasks in defer { tasks.removeAll() }; return tasks } })
         startThread { [self] in
             loop.run { update in subscribers.publish(update) }
         }

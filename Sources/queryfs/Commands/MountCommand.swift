@@ -32,12 +32,16 @@ struct MountCommand: ParsableCommand {
     var payloadKeys: [String] = []
     @Option(name: .customLong("age-recount"), help: "Views with relative ages (modified>7d) are evaluated again every hundredth of the age, at least this many seconds apart.")
     var ageRecount: Double = 60
+    @Option(name: .customLong("query-folders"), help: "How many ad-hoc query/ folders stay live; the least recently used beyond it are dropped (made again when looked up).")
+    var queryFolderLimit = 256
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
     @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
 
     func validate() throws {
         guard ageRecount > 0, ageRecount.isFinite else { throw ValidationError("--age-recount takes a number of seconds above 0") }
+        guard queryFolderLimit >= 1 else { throw ValidationError("--query-folders takes a number of folders, at least 1") }
+        guard lockTimeout >= 0, lockTimeout.isFinite else { throw ValidationError("--lock-timeout takes a number of seconds, 0 or more") }
     }
 
     func run() throws {
@@ -51,6 +55,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.payloadKeys = payloadKeys
         sessionOptions.configFile = configFile
         sessionOptions.ageRecountSeconds = ageRecount
+        sessionOptions.queryFolderLimit = queryFolderLimit
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
         let session = FuseSession(options: sessionOptions, log: { message in mountLog.write(message) })
@@ -78,7 +83,7 @@ struct MountCommand: ParsableCommand {
         if noPassthrough { arguments.append("--no-passthrough") }
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
-        arguments += ["--age-recount", String(ageRecount)]
+        arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]
         if let logPath { arguments += ["--log", logPath] }
         switch Daemon.spawnAndWait(arguments: arguments) {
         case .ready: return

@@ -41,6 +41,26 @@ final class MountedFixture {
 
     struct MountFailure: Error {}
 
+    /// The daemon serving this mount (the process whose command line names
+    /// the mount point with `-f`), or nil.
+    func daemonPID() -> pid_t? {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), let raw = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            if arguments.contains("mount"), arguments.contains("-f"), arguments.contains(mountPoint) { return pid }
+        }
+        return nil
+    }
+
+    /// Resident memory of the daemon, in bytes (VmRSS), or nil.
+    func daemonResidentBytes() -> Int? {
+        guard let pid = daemonPID(), let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     /// Unmounts however it can: `queryfs unmount`, then `fusermount3 -u -z`.
     func unmount() {
         guard MountTable.isMounted(mountPoint) else { isMounted = false; return }
