@@ -42,6 +42,10 @@ int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *n
 /// -1 with errno set (ENODATA: no such attribute).
 long qfs_getxattrat(int fd, const char *path, const char *name, void *value, unsigned long size);
 
+/// Sets the calling thread's filesystem uid and gid and its supplementary
+/// groups (this thread only; see credentials.c). Returns 0, or -1 with errno.
+int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, const gid_t *groups);
+
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;
 extern const int QFS_AT_EMPTY_PATH;

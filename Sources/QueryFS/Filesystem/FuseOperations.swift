@@ -234,8 +234,7 @@ enum FuseOperations {
         ops.setxattr = { request, id, name, value, size, flags in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
             fs.coordinated(request, [node.item]) {
-                let result = setxattr(QueryFilesystem.procPath(node.fd), name!, value, size, flags)
-                fs.fail(request, result == 0 ? 0 : errno)
+                fs.passthroughSetAttribute(request, node) { setxattr($0, name!, value, size, flags) }
             }
         }
         ops.getxattr = { request, id, name, size in
@@ -259,8 +258,7 @@ enum FuseOperations {
         ops.removexattr = { request, id, name in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
             fs.coordinated(request, [node.item]) {
-                let result = removexattr(QueryFilesystem.procPath(node.fd), name!)
-                fs.fail(request, result == 0 ? 0 : errno)
+                fs.passthroughSetAttribute(request, node) { removexattr($0, name!) }
             }
         }
         return ops

@@ -91,6 +91,10 @@ public struct FuseSession {
             throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")
         }
 
+        // Modes reach us with the caller's umask already applied by the
+        // kernel; the daemon's own would strip them a second time (a file
+        // made with umask 002 would lose group write). As passthrough_ll.
+        umask(0)
         var ops = FuseOperations.make()
         let userdata = Unmanaged.passRetained(filesystem).toOpaque()
         defer { Unmanaged<QueryFilesystem>.fromOpaque(userdata).release() }

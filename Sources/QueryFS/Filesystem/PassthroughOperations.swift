@@ -48,30 +48,38 @@ extension QueryFilesystem {
     func passthroughSetattr(_ request: fuse_req_t?, _ node: PassthroughNode, attributes: UnsafeMutablePointer<stat>,
                             toSet: Int32, info: UnsafeMutablePointer<fuse_file_info>?)
     {
-        let openFD = info.map { Int32(truncatingIfNeeded: $0.pointee.fh) }
+        let code = CallerCredentials.asCaller(request) {
+            applyAttributes(node, attributes: attributes.pointee, toSet: toSet, openFD: info.map { Int32(truncatingIfNeeded: $0.pointee.fh) })
+        }
+        guard code == 0 else { return replyError(request, code) }
+        passthroughGetattr(request, node)
+    }
+
+    /// chmod, chown, truncate and utimens, in that order; 0 or the first errno.
+    private func applyAttributes(_ node: PassthroughNode, attributes: stat, toSet: Int32, openFD: Int32?) -> Int32 {
         let path = Self.procPath(node.fd)
         var status = stat()
         fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
         let isSymlink = status.st_mode & S_IFMT == S_IFLNK
         if toSet & FUSE_SET_ATTR_MODE != 0 {
-            let result = openFD.map { fchmod($0, attributes.pointee.st_mode) } ?? chmod(path, attributes.pointee.st_mode)
-            if result != 0 { return replyError(request) }
+            let result = openFD.map { fchmod($0, attributes.st_mode) } ?? chmod(path, attributes.st_mode)
+            if result != 0 { return errno }
         }
         if toSet & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID) != 0 {
-            let uid = toSet & FUSE_SET_ATTR_UID != 0 ? attributes.pointee.st_uid : uid_t.max
-            let gid = toSet & FUSE_SET_ATTR_GID != 0 ? attributes.pointee.st_gid : gid_t.max
-            if fchownat(node.fd, "", uid, gid, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 { return replyError(request) }
+            let uid = toSet & FUSE_SET_ATTR_UID != 0 ? attributes.st_uid : uid_t.max
+            let gid = toSet & FUSE_SET_ATTR_GID != 0 ? attributes.st_gid : gid_t.max
+            if fchownat(node.fd, "", uid, gid, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 { return errno }
         }
         if toSet & FUSE_SET_ATTR_SIZE != 0 {
-            let result = openFD.map { ftruncate($0, attributes.pointee.st_size) } ?? truncate(path, attributes.pointee.st_size)
-            if result != 0 { return replyError(request) }
+            let result = openFD.map { ftruncate($0, attributes.st_size) } ?? truncate(path, attributes.st_size)
+            if result != 0 { return errno }
         }
         if toSet & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME) != 0 {
             var times = [timespec(tv_sec: 0, tv_nsec: Int(QFS_UTIME_OMIT)), timespec(tv_sec: 0, tv_nsec: Int(QFS_UTIME_OMIT))]
             if toSet & FUSE_SET_ATTR_ATIME_NOW != 0 { times[0].tv_nsec = Int(QFS_UTIME_NOW) }
-            else if toSet & FUSE_SET_ATTR_ATIME != 0 { times[0] = attributes.pointee.st_atim }
+            else if toSet & FUSE_SET_ATTR_ATIME != 0 { times[0] = attributes.st_atim }
             if toSet & FUSE_SET_ATTR_MTIME_NOW != 0 { times[1].tv_nsec = Int(QFS_UTIME_NOW) }
-            else if toSet & FUSE_SET_ATTR_MTIME != 0 { times[1] = attributes.pointee.st_mtim }
+            else if toSet & FUSE_SET_ATTR_MTIME != 0 { times[1] = attributes.st_mtim }
             let result: Int32
             if let openFD {
                 result = futimens(openFD, &times)
@@ -80,9 +88,9 @@ extension QueryFilesystem {
             } else {
                 result = utimensat(AT_FDCWD, path, &times, 0)
             }
-            if result != 0 { return replyError(request) }
+            if result != 0 { return errno }
         }
-        passthroughGetattr(request, node)
+        return 0
     }
 
     func passthroughReadlink(_ request: fuse_req_t?, _ node: PassthroughNode) {
@@ -95,36 +103,50 @@ extension QueryFilesystem {
 
     // MARK: Making and removing names
 
+    /// Runs one system call as the request's caller: 0, or its errno.
+    private func callerCall(_ request: fuse_req_t?, _ call: () -> Int32) -> Int32 {
+        CallerCredentials.asCaller(request) { call() == 0 ? 0 : (errno == 0 ? EIO : errno) }
+    }
+
     func passthroughMake(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>,
                          _ make: (Int32) -> Int32)
     {
-        guard make(parent.fd) == 0 else { return replyError(request) }
+        let code = callerCall(request) { make(parent.fd) }
+        guard code == 0 else { return replyError(request, code) }
         replyPassthroughEntry(request, parent: parent, name: name)
     }
 
     func passthroughLink(_ request: fuse_req_t?, _ node: PassthroughNode, newParent: PassthroughNode, newName: UnsafePointer<CChar>) {
-        let result = linkat(AT_FDCWD, Self.procPath(node.fd), newParent.fd, newName, AT_SYMLINK_FOLLOW)
-        guard result == 0 else { return replyError(request) }
+        let code = callerCall(request) { linkat(AT_FDCWD, Self.procPath(node.fd), newParent.fd, newName, AT_SYMLINK_FOLLOW) }
+        guard code == 0 else { return replyError(request, code) }
         replyPassthroughEntry(request, parent: newParent, name: newName)
     }
 
     func passthroughRemove(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>, directory: Bool) {
-        let result = unlinkat(parent.fd, name, directory ? AT_REMOVEDIR : 0)
-        fuse_reply_err(request, result == 0 ? 0 : errno)
+        fuse_reply_err(request, callerCall(request) { unlinkat(parent.fd, name, directory ? AT_REMOVEDIR : 0) })
     }
 
     func passthroughRename(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>,
                            newParent: PassthroughNode, newName: UnsafePointer<CChar>, flags: UInt32)
     {
-        let result = qfs_renameat2(parent.fd, name, newParent.fd, newName, flags)
-        fuse_reply_err(request, result == 0 ? 0 : errno)
+        fuse_reply_err(request, callerCall(request) { qfs_renameat2(parent.fd, name, newParent.fd, newName, flags) })
+    }
+
+    /// setxattr/removexattr, as the caller (who may set trusted.* or
+    /// security.* is the file system's call, for the caller).
+    func passthroughSetAttribute(_ request: fuse_req_t?, _ node: PassthroughNode, _ call: (String) -> Int32) {
+        fuse_reply_err(request, callerCall(request) { call(Self.procPath(node.fd)) })
     }
 
     // MARK: Files
 
     func passthroughOpen(_ request: fuse_req_t?, _ node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>) {
-        let fd = open(Self.procPath(node.fd), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return replyError(request) }
+        var fd: Int32 = -1
+        let code = CallerCredentials.asCaller(request) {
+            fd = open(Self.procPath(node.fd), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
+            return fd >= 0 ? 0 : errno
+        }
+        guard fd >= 0 else { return replyError(request, code) }
         info.pointee.fh = UInt64(fd)
         if let backingID = kernelPassthrough.register(handle: info.pointee.fh, fd: fd, node: node.id) {
             return replyPassthroughOpen(request, node: node, info: info, backingID: backingID) { fuse_reply_open(request, info) }
@@ -168,8 +190,12 @@ extension QueryFilesystem {
     func passthroughCreate(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>, mode: mode_t,
                            info: UnsafeMutablePointer<fuse_file_info>)
     {
-        let fd = openat(parent.fd, name, (info.pointee.flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode)
-        guard fd >= 0 else { return replyError(request) }
+        var fd: Int32 = -1
+        let code = CallerCredentials.asCaller(request) {
+            fd = openat(parent.fd, name, (info.pointee.flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode)
+            return fd >= 0 ? 0 : errno
+        }
+        guard fd >= 0 else { return replyError(request, code) }
         info.pointee.fh = UInt64(fd)
         do {
             var entry = try passthroughEntry(parent: parent, name: name)
