@@ -15,3 +15,8 @@ if [ -z "${QUERYFS_HISTORY_BUNDLE:-}" ] && [ -f "$history" ]; then
 fi
 # XCTest only: Swift Testing would close the output with a "0 tests" line.
 swift test --disable-swift-testing "$@"
+# A short pass of every fuzzer, so a target that no longer builds, or an
+# input that now crashes, fails here (scripts/fuzz.sh 300 is the real run).
+if [ $# -eq 0 ]; then
+    scripts/fuzz.sh 5
+fi

@@ -220,6 +220,23 @@ final class HostileInputTests: FixtureTestCase {
         }
     }
 
+    /// Found by fuzzing: toml++ asserts (in release builds, assumes) that a
+    /// table header starts with a key and that an array element does not
+    /// start with `}` or a line separator; these reached undefined behaviour.
+    func testWhatTomlPlusPlusAssumesAwayIsRefusedBeforeItReadsTheText() {
+        for (text, line, column) in [("\n[\u{04}=", 2, 2), ("[?[[[[", 1, 2), ("[[ ?]]", 1, 4), ("a = 1\n[ \t%x]", 2, 4),
+                                     ("queries = [\"\"\"a\n-b\"\"\",  }\n", 2, 9), ("a = [ }", 1, 7), ("a = {b = [\n}]}", 2, 1),
+                                     ("a = [1,\u{2028}]", 1, 8), ("a = [\u{85}]", 1, 6), ("x = \"\u{2029}\"", 1, 6)] {
+            XCTAssertThrowsError(try Configuration(parsing: text, file: "c.toml", now: now), text.debugDescription) { error in
+                XCTAssertEqual((error as? ConfigurationError)?.line, line, "\(text.debugDescription): \(error)")
+                XCTAssertEqual((error as? ConfigurationError)?.column, column, "\(text.debugDescription): \(error)")
+            }
+        }
+        XCTAssertNoThrow(try Configuration(parsing: "[ views ]\n[\"fields\"]\n", file: "c.toml", now: now))
+        // Inside strings a '[' is text, not a header.
+        XCTAssertNoThrow(try Configuration(parsing: "ignore = [\"\"\"\n[?\"\"\"]\n", file: "c.toml", now: now))
+    }
+
     func testTOMLWithANULOrInvalidUTF8IsRefusedWithItsPlace() {
         XCTAssertThrowsError(try Configuration(parsing: "ignore = []\nqueries = [\"a\u{0}b\"]", file: "c.toml", now: now)) { error in
             XCTAssertEqual((error as? ConfigurationError)?.line, 2)

@@ -138,6 +138,16 @@ public struct Scanner: Sendable {
         }
     }
 
+    /// The item a bundle holding only this payload reads as: its fields,
+    /// and the problems the payload has (fuzzing and tools start here).
+    public func item(named name: ItemName, payload bytes: [UInt8], fileName: String) -> Item {
+        let fields = decode(payloadBytes: bytes, fileName: fileName)
+        let (tags, tagProblem) = TagLimit.capped(fields.tags)
+        return Item(name: name, kind: .bundle, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
+                    size: UInt64(bytes.count), payloadValues: fields.payloadValues,
+                    problems: fields.problems.map { "\(fileName): \($0)" } + [tagProblem].compactMap { $0 })
+    }
+
     /// The I/O floor of a scan: the same directory walked with the same
     /// statx/open/getdents/read calls, parsing nothing and building no items.
     /// Benchmarks compare `scan` against it. Returns how many items it saw.

@@ -51,8 +51,7 @@ public struct Configuration: Equatable, Sendable {
         .union(["bundles", ViewDefinition.tagFolder, ViewDefinition.queryFolder])
 
     public init(parsing text: String, file: String, now: Timestamp) throws(ConfigurationError) {
-        let table = try Self.parseTOML(text, file: file)
-        let layout = TOMLLayout(text)
+        let (table, layout) = try Self.parseTOML(text, file: file)
         func fail(_ message: String, at path: [String], column: Int? = nil) -> ConfigurationError {
             let place = layout.place(of: path)
             return ConfigurationError(file: file, line: place?.line ?? 1, column: column ?? place?.column ?? 1, message: message)
@@ -124,19 +123,35 @@ public struct Configuration: Equatable, Sendable {
         }
     }
 
-    /// The document as TOMLKit reads it (TOML 1.0). toml++ is handed a C
-    /// string, so a NUL byte would silently end the document there: TOML
-    /// allows none, and it is refused with its place first.
-    private static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> TOMLTable {
+    /// The document as TOMLKit reads it (TOML 1.0), after two checks of
+    /// our own, each refused with its place: no control characters (TOML
+    /// allows none but tab and line breaks; toml++ is handed a C string, so a
+    /// NUL would silently end the document there), and none of the inputs
+    /// toml++'s parser assumes away (`TOMLLayout.problem`).
+    private static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> (TOMLTable, TOMLLayout) {
         var line = 1, column = 1
+        var previous: Unicode.Scalar = "\n"
         for scalar in text.unicodeScalars {
-            if scalar == "\0" {
-                throw ConfigurationError(file: file, line: line, column: column, message: "a NUL character is not allowed in TOML")
+            if previous == "\r", scalar != "\n" {
+                throw ConfigurationError(file: file, line: line, column: column - 1, message: "a carriage return is allowed only before a line feed")
+            }
+            if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r" || scalar.value == 0x7F {
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                throw ConfigurationError(file: file, line: line, column: column,
+                                         message: "the control character U+\(String(repeating: "0", count: 4 - code.count))\(code) is not allowed in TOML")
             }
             if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            previous = scalar
+        }
+        if previous == "\r" {
+            throw ConfigurationError(file: file, line: line, column: column - 1, message: "a carriage return is allowed only before a line feed")
+        }
+        let layout = TOMLLayout(text)
+        if let problem = layout.problem {
+            throw ConfigurationError(file: file, line: problem.place.line, column: problem.place.column, message: problem.message)
         }
         do {
-            return try TOMLTable(string: text)
+            return (try TOMLTable(string: text), layout)
         } catch let error as TOMLParseError {
             throw ConfigurationError(file: file, line: error.source.begin.line, column: error.source.begin.column, message: error.description)
         } catch {
@@ -167,7 +182,12 @@ public struct Configuration: Equatable, Sendable {
             if file == nil, error.errno == ENOENT { return Configuration() }
             throw ConfigurationError(file: path, line: 0, column: 0, message: "cannot read the configuration: \(error.message)")
         }
-        return try Configuration(parsing: try text(of: bytes, file: path), file: path, now: now)
+        return try Configuration(bytes: bytes, file: path, now: now)
+    }
+
+    /// A configuration from the bytes of its file (UTF-8 checked first).
+    public init(bytes: [UInt8], file: String, now: Timestamp) throws(ConfigurationError) {
+        try self.init(parsing: try Self.text(of: bytes, file: file), file: file, now: now)
     }
 
     /// The file's text; TOML is UTF-8, and a byte that is not is refused

@@ -27,6 +27,18 @@ struct TOMLLayout {
     private(set) var keys: [Key] = []
     /// `[table]` and `[[array]]` headers, by path.
     private(set) var headers: [(path: [String], place: Place)] = []
+    /// What toml++ must not see: places where its parser asserts — in
+    /// release builds, assumes — something the input need not hold, so the
+    /// input would be undefined behaviour there (all found by fuzzing): a
+    /// table header that does not start with a key (`[?`), an array element
+    /// that starts with `}` (`a = [ }`), and the line separators U+0085,
+    /// U+2028 and U+2029, which it takes for white space where it expects a
+    /// value. Refused here with their place, before toml++ reads the text.
+    private(set) var problem: (place: Place, message: String)?
+
+    private mutating func noteProblem(_ message: String) {
+        if problem == nil { problem = (place, message) }
+    }
 
     private let scalars: [Unicode.Scalar]
     private var index = 0
@@ -85,6 +97,16 @@ struct TOMLLayout {
     }
 
     private mutating func read() {
+        for (offset, scalar) in scalars.enumerated() where scalar == "\u{85}" || scalar == "\u{2028}" || scalar == "\u{2029}" {
+            // Its place: count lines up to it.
+            index = 0
+            while index < offset { advance() }
+            noteProblem("the line separator U+\(String(scalar.value, radix: 16, uppercase: true)) is not allowed in this file")
+            index = 0
+            line = 1
+            lineStart = 0
+            break
+        }
         var table: [String] = []
         while true {
             skipTrivia()
@@ -93,6 +115,10 @@ struct TOMLLayout {
                 let headerPlace = place
                 advance()
                 if peek == "[" { advance() }
+                skipBlanks()
+                if let next = peek, !(next == "]" || next == "\"" || next == "'" || Self.isBareKeyScalar(next)) {
+                    noteProblem("expected a table name after '[', found '\(next.escaped(asASCII: true))'")
+                }
                 table = readKeyPath()
                 headers.append((table, headerPlace))
                 skipToEndOfLine()
@@ -187,8 +213,14 @@ struct TOMLLayout {
     /// (multi-line ones may hold newlines, brackets and `#`), arrays over
     /// several lines, inline tables, comments inside arrays.
     private mutating func skipValue() {
-        var depth = 0
+        var open: [Unicode.Scalar] = []
+        /// Just after `[` or `,` of an array: the next thing must be an element or `]`.
+        var expectingElement = false
         while let scalar = peek {
+            if expectingElement, !(scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "#") {
+                if scalar == "}" { noteProblem("expected a value or ']' in the array, found '}'") }
+                expectingElement = false
+            }
             switch scalar {
             case "\"", "'":
                 if peek(1) == scalar, peek(2) == scalar {
@@ -197,13 +229,17 @@ struct TOMLLayout {
                     _ = readString(quote: scalar)
                 }
                 continue
-            case "[", "{": depth += 1
-            case "]", "}": depth = max(0, depth - 1)
+            case "[":
+                open.append(scalar)
+                expectingElement = true
+            case "{": open.append(scalar)
+            case "]", "}": _ = open.popLast()
+            case ",": expectingElement = open.last == "["
             case "#":
                 skipToEndOfLine()
                 continue
             case "\n":
-                if depth == 0 { return }
+                if open.isEmpty { return }
             default: break
             }
             advance()
