@@ -48,13 +48,18 @@ let package = Package(
             dependencies: ["QueryFS"],
             path: "Benchmarks/queryfs-bench"
         ),
+        // Fixture builders both test targets use.
+        .target(
+            name: "QueryFSTestSupport",
+            path: "Tests/Support"
+        ),
         .testTarget(
             name: "QueryFSTests",
-            dependencies: ["QueryFS", "CSystemShims"]
+            dependencies: ["QueryFS", "CSystemShims", "QueryFSTestSupport"]
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["QueryFS"]
+            dependencies: ["QueryFS", "QueryFSTestSupport"]
         ),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import QueryFS
+import QueryFSTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

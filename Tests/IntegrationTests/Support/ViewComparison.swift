@@ -26,7 +26,9 @@ enum ViewComparison {
 
     /// The differences between every view of the mount and a fresh computation; empty when equal.
     /// `queries` are also compared: `query/<query>` of the mount against `queryfs ls BACKING <query>`.
-    static func differences(backing: String, mountPoint: String, queries: [String] = []) -> [String] {
+    /// `including` picks the views whose entries are compared (each costs a `queryfs ls`); tag folder names always are.
+    static func differences(backing: String, mountPoint: String, queries: [String] = [],
+                            including: (String) -> Bool = { _ in true }) -> [String] {
         var problems: [String] = []
         for query in queries {
             let mine = mounted(mountPoint: mountPoint, view: "query/" + query)
@@ -39,7 +41,7 @@ enum ViewComparison {
         if expectedTags != mountedTags {
             problems.append("tag folders: mount \(mountedTags.sorted()) expected \(expectedTags.sorted())")
         }
-        for path in paths {
+        for path in paths where including(path) {
             let mine = mounted(mountPoint: mountPoint, view: path)
             let fresh = expected(backing: backing, view: path)
             if mine != fresh { problems.append("\(path): mount \(mine.prefix(5))… (\(mine.count)) expected \(fresh.prefix(5))… (\(fresh.count))") }
@@ -48,12 +50,13 @@ enum ViewComparison {
     }
 
     /// Waits until the mount equals a fresh computation; returns the last differences.
-    static func settle(backing: String, mountPoint: String, timeout: Double, queries: [String] = []) -> [String] {
+    static func settle(backing: String, mountPoint: String, timeout: Double, queries: [String] = [],
+                       including: (String) -> Bool = { _ in true }) -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
-        var last = differences(backing: backing, mountPoint: mountPoint, queries: queries)
+        var last = differences(backing: backing, mountPoint: mountPoint, queries: queries, including: including)
         while !last.isEmpty && Date() < deadline {
             usleep(50_000)
-            last = differences(backing: backing, mountPoint: mountPoint, queries: queries)
+            last = differences(backing: backing, mountPoint: mountPoint, queries: queries, including: including)
         }
         return last
     }

@@ -1,43 +1,45 @@
 /// Assembles binary property lists object by object, so tests can write
 /// what no well-behaved writer would: nesting 200,000 deep, containers
 /// shared over and over, dates of ±infinity or NaN.
-struct BinaryPlistBuilder {
+public struct BinaryPlistBuilder {
+    public init() {}
+
     private var objects: [[UInt8]] = []
     private let referenceSize = 4
 
     /// Adds an object; returns its reference.
     @discardableResult
-    mutating func add(_ encoded: [UInt8]) -> Int {
+    public mutating func add(_ encoded: [UInt8]) -> Int {
         objects.append(encoded)
         return objects.count - 1
     }
 
-    mutating func string(_ text: String) -> Int {
+    public mutating func string(_ text: String) -> Int {
         let bytes = Array(text.utf8)
         return add(Self.marker(0x5, count: bytes.count) + bytes)
     }
 
-    mutating func real(_ value: Double) -> Int {
+    public mutating func real(_ value: Double) -> Int {
         add([0x23] + Self.bigEndian(value.bitPattern, size: 8))
     }
 
     /// A date given in seconds since 1970 (stored since 2001, as Apple does).
-    mutating func date(_ secondsSince1970: Double) -> Int {
+    public mutating func date(_ secondsSince1970: Double) -> Int {
         add([0x33] + Self.bigEndian((secondsSince1970 - 978_307_200).bitPattern, size: 8))
     }
 
-    mutating func array(_ references: [Int]) -> Int {
+    public mutating func array(_ references: [Int]) -> Int {
         add(Self.marker(0xA, count: references.count) + references.flatMap { Self.bigEndian(UInt64($0), size: referenceSize) })
     }
 
-    mutating func dictionary(_ pairs: [(key: Int, value: Int)]) -> Int {
+    public mutating func dictionary(_ pairs: [(key: Int, value: Int)]) -> Int {
         add(Self.marker(0xD, count: pairs.count)
             + pairs.flatMap { Self.bigEndian(UInt64($0.key), size: referenceSize) }
             + pairs.flatMap { Self.bigEndian(UInt64($0.value), size: referenceSize) })
     }
 
     /// The file, with `top` as its root object.
-    func bytes(top: Int) -> [UInt8] {
+    public func bytes(top: Int) -> [UInt8] {
         var bytes = Array("bplist00".utf8)
         var offsets: [Int] = []
         for object in objects {
