@@ -42,7 +42,28 @@ for count in 0 $((queries / 10)) "$queries"; do
 done
 rm "$backing/.queryfs.toml"
 
+daemon_rss_mib() {  # resident memory of the daemon serving $mnt
+    local pid
+    pid=$(pgrep -f -- "mount .* $mnt -f" | head -n 1)
+    awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status"
+}
+
+# A crawler (a file manager's search, a backup tool) probing 10,000 names
+# under query/: at most --query-folders (256) stay live.
 "$queryfs" mount "$backing" "$mnt"
+before=$(daemon_rss_mib)
+start=$(date +%s%N)
+for i in $(seq 1 10000); do stat "$mnt/query/title~x$i" >/dev/null; done
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+after=$(daemon_rss_mib)
+printf '== 10,000 distinct query/ lookups over %d items: %d ms; daemon RSS %s -> %s MiB; %d folders kept (bar: <= 256)\n' \
+    "$items" "$elapsed" "$before" "$after" "$(ls "$mnt/query" | wc -l)"
+echo "== change latency after them (bar: as without them)"
+"$bench" latency "$mnt" "$backing" --samples "${SAMPLES:-100}"
+"$queryfs" unmount "$mnt"
+
+# Every one of the $queries folders kept live, whatever the default limit.
+"$queryfs" mount "$backing" "$mnt" --query-folders "$queries"
 start=$(date +%s%N)
 for i in $(seq 1 "$queries"); do stat "$mnt/query/$(query_number "$i")" >/dev/null; done
 made=$(date +%s%N)

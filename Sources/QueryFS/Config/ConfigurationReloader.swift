@@ -114,6 +114,20 @@ public final class ConfigurationReloader: @unchecked Sendable {
         change(&edited.savedQueries)
         guard edited.savedQueries != before else { return }
         let newText = SavedQueriesText.replacing(in: text, with: edited.savedQueries)
+        // The rewrite works line by line; TOML allows layouts it may not
+        // foresee. Read back what would be written: it must hold the same
+        // configuration with exactly the new queries, or nothing is written.
+        let readBack = try? Configuration(parsing: newText, file: path, now: .now)
+        guard let readBack, readBack.savedQueries == edited.savedQueries else {
+            throw .system(SystemError(errno: EIO, operation: "rewrite", path: path,
+                                      detail: "the queries setting is written in a way queryfs cannot rewrite; edit it by hand"))
+        }
+        // (Views by their text: ages in them count from another now.)
+        guard readBack.views.map({ [$0.text] + $0.path }) == edited.views.map({ [$0.text] + $0.path }),
+              readBack.sources == edited.sources, readBack.ignore == edited.ignore else {
+            throw .system(SystemError(errno: EIO, operation: "rewrite", path: path,
+                                      detail: "rewriting the queries setting would change other settings; edit it by hand"))
+        }
         do {
             try Self.replaceFile(at: path, with: Array(newText.utf8))
         } catch {
