@@ -11,6 +11,7 @@ swift build -c release
 bin=$PWD/.build/release
 dir=${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}
 backing=$dir/backing-$items
+mkdir -p "$dir"  # a fresh machine has none
 export QUERYFS_BIN=$bin/queryfs
 
 # Generated once per size: the same seed always gives the same data.
