@@ -22,7 +22,19 @@ public final class LiveIndex {
         return made
     }
     private var fixedViews: [SortedView] {
-        didSet { shortestAgeCache = nil }
+        didSet {
+            shortestAgeCache = nil
+            fixedViewsByPath = Self.byPath(fixedViews)
+        }
+    }
+    /// `view(at:)` is asked for every changed view of every batch: by path,
+    /// not a search through 1,000 configured views each time.
+    private var fixedViewsByPath: [[String]: SortedView] = [:]
+
+    private static func byPath(_ views: [SortedView]) -> [[String]: SortedView] {
+        var byPath: [[String]: SortedView] = [:]
+        for view in views { byPath[view.definition.path] = view }
+        return byPath
     }
     private var tagViews: [String: SortedView] = [:]
     /// Ad-hoc query views (`query/<query>/` of a mount), made on first use, by query text.
@@ -54,6 +66,7 @@ public final class LiveIndex {
         fixedViews = parallelMap(viewSet.fixed, threads: Scanner.defaultThreads, minimumCount: 2) { definition in
             SortedView(definition: definition, records: definition.select(items, columns: columns).map { itemRecords[$0] })
         }
+        fixedViewsByPath = Self.byPath(fixedViews)
         // Group by tag folder first: one pass over the items, not one per tag.
         var members: [String: [Int]] = [:]
         for (index, item) in items.enumerated() {
@@ -80,7 +93,7 @@ public final class LiveIndex {
     public func view(at path: [String]) -> SortedView? {
         if path.count == 2, path[0] == ViewDefinition.tagFolder { return tagViews[path[1]] }
         if path.count == 2, path[0] == ViewDefinition.queryFolder { return queryViews[path[1]] }
-        return fixedViews.first { $0.definition.path == path }
+        return fixedViewsByPath[path]
     }
 
     public var items: [Item] { records.values.map(\.item) }
