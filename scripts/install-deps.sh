@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what queryfs needs on Debian 12, only when it is missing:
 #   libfuse3-dev + fuse3 to build and mount; extra packages named as arguments
-#   (the test script adds fio and attr, the benchmark bindfs).
+#   (the test script adds fio, attr, git and gio, the benchmark bindfs).
 set -euo pipefail
 
 need=()
@@ -10,6 +10,7 @@ command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 for extra in "$@"; do
     case "$extra" in
         attr) command -v setfattr >/dev/null 2>&1 || need+=(attr) ;;
+        gio) command -v gio >/dev/null 2>&1 || need+=(libglib2.0-bin) ;;
         *) command -v "$extra" >/dev/null 2>&1 || need+=("$extra") ;;
     esac
 done

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include "CSystemShims.h"
 
+static int qfs_path_in(int fd, const char *path, char *full, size_t size);
+
 const int QFS_O_PATH = O_PATH;
 const int QFS_AT_EMPTY_PATH = AT_EMPTY_PATH;
 const long QFS_UTIME_NOW = UTIME_NOW;
@@ -49,9 +51,30 @@ int qfs_fallocate(int fd, int mode, int64_t offset, int64_t length) {
 long qfs_getxattrat(int fd, const char *path, const char *name, void *value, unsigned long size) {
     if (path == NULL) return fgetxattr(fd, name, value, size);
     char full[PATH_MAX];
-    if (snprintf(full, sizeof full, "/proc/self/fd/%d/%s", fd, path) >= (int)sizeof full) {
+    if (qfs_path_in(fd, path, full, sizeof full) != 0) return -1;
+    return lgetxattr(full, name, value, size);
+}
+
+/// The /proc/self/fd path of `path` inside the folder `fd`, for the *xattr
+/// calls that have no *at form.
+static int qfs_path_in(int fd, const char *path, char *full, size_t size) {
+    if (snprintf(full, size, "/proc/self/fd/%d/%s", fd, path) >= (int)size) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    return lgetxattr(full, name, value, size);
+    return 0;
+}
+
+int qfs_setxattrat(int fd, const char *path, const char *name, const void *value, unsigned long size) {
+    if (path == NULL) return fsetxattr(fd, name, value, size, 0);
+    char full[PATH_MAX];
+    if (qfs_path_in(fd, path, full, sizeof full) != 0) return -1;
+    return lsetxattr(full, name, value, size, 0);
+}
+
+int qfs_removexattrat(int fd, const char *path, const char *name) {
+    if (path == NULL) return fremovexattr(fd, name);
+    char full[PATH_MAX];
+    if (qfs_path_in(fd, path, full, sizeof full) != 0) return -1;
+    return lremovexattr(full, name);
 }

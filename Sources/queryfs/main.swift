@@ -10,7 +10,8 @@ struct QueryFSCommand: ParsableCommand {
         abstract: "Sorted, filtered, live views of a directory of document bundles.",
         subcommands: [
             MountCommand.self, UnmountCommand.self, ListCommand.self, ViewsCommand.self, StatusCommand.self,
-            WatchCommand.self,
+            WatchCommand.self, TagCommand.self, ArchiveCommand.self, UnarchiveCommand.self, SetCommand.self,
+            HistoryCommand.self, UndoCommand.self,
         ]
     )
 }

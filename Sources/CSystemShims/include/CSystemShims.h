@@ -42,6 +42,11 @@ int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *n
 /// -1 with errno set (ENODATA: no such attribute).
 long qfs_getxattrat(int fd, const char *path, const char *name, void *value, unsigned long size);
 
+/// fsetxattr(2) on `fd`, or lsetxattr(2) on `path` inside `dirfd`'s folder
+/// `fd` when `path` is not NULL; and the same for removing. 0, or -1 with errno.
+int qfs_setxattrat(int fd, const char *path, const char *name, const void *value, unsigned long size);
+int qfs_removexattrat(int fd, const char *path, const char *name);
+
 /// Sets the calling thread's filesystem uid and gid and its supplementary
 /// groups (this thread only; see credentials.c). Returns 0, or -1 with errno.
 int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, const gid_t *groups);

@@ -19,8 +19,11 @@ enum FuseOperations {
         return (fs, node)
     }
 
-    /// Views, the root and `tag/` are read-only.
-    static let readOnlyError = EROFS
+    /// What views answer to changes that are not edits (chmod, a new file, a
+    /// hard link…): EPERM, and one log line.
+    static func refuseOnView(_ request: fuse_req_t?, _ operation: String) {
+        filesystem(request).refuse(request, EPERM, "\(operation) in a view: not an edit (views change by ln -s, rm and mv; bundles/ is BACKING)")
+    }
 
     static func make() -> fuse_lowlevel_ops {
         var ops = fuse_lowlevel_ops()
@@ -65,7 +68,7 @@ enum FuseOperations {
             fuse_reply_attr(request, &attributes, fs.policy.viewTimeout)
         }
         ops.setattr = { request, id, attributes, toSet, info in
-            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.refuseOnView(request, "setattr") }
             fs.coordinated(request, [node.item]) {
                 fs.passthroughSetattr(request, node, attributes: attributes!, toSet: toSet, info: info)
             }
@@ -75,49 +78,54 @@ enum FuseOperations {
             FuseOperations.filesystem(request).viewReadlink(request, id: id)
         }
         ops.mknod = { request, parent, name, mode, device in
-            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.refuseOnView(request, "mknod") }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughMake(request, parent: node, name: name!) { mknodat($0, name!, mode, device) }
             }
         }
         ops.mkdir = { request, parent, name, mode in
             if parent == NodeID.queryRoot { return FuseOperations.filesystem(request).queryMkdir(request, name: String(cString: name!)) }
-            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            if parent == NodeID.tagRoot { return FuseOperations.filesystem(request).tagMkdir(request, name: String(cString: name!)) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.refuseOnView(request, "mkdir") }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughMake(request, parent: node, name: name!) { mkdirat($0, name!, mode) }
             }
         }
         ops.symlink = { request, link, parent, name in
-            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else {
+                return FuseOperations.filesystem(request).viewSymlink(request, target: link!, parent: parent, name: name!)
+            }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughMake(request, parent: node, name: name!) { symlinkat(link!, $0, name!) }
             }
         }
         ops.link = { request, id, newParent, newName in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id), let (_, parent) = FuseOperations.passthroughNode(request, newParent) else {
-                return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError)
+                return FuseOperations.refuseOnView(request, "link")
             }
             fs.coordinated(request, [fs.item(named: newName!, in: parent)]) {
                 fs.passthroughLink(request, node, newParent: parent, newName: newName!)
             }
         }
         ops.unlink = { request, parent, name in
-            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else {
+                return FuseOperations.filesystem(request).viewUnlink(request, parent: parent, name: name!)
+            }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughRemove(request, parent: node, name: name!, directory: false)
             }
         }
         ops.rmdir = { request, parent, name in
             if parent == NodeID.queryRoot { return FuseOperations.filesystem(request).queryRmdir(request, name: String(cString: name!)) }
-            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            if parent == NodeID.tagRoot { return FuseOperations.filesystem(request).tagRmdir(request, name: String(cString: name!)) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.refuseOnView(request, "rmdir") }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughRemove(request, parent: node, name: name!, directory: true)
             }
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent), let (_, target) = FuseOperations.passthroughNode(request, newParent) else {
-                // Renaming into or out of a view is not possible: EXDEV makes `mv` copy instead, which views refuse too.
-                return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError)
+                return FuseOperations.filesystem(request).viewRename(request, parent: parent, name: name!, newParent: newParent, newName: newName!, flags: flags)
             }
             fs.coordinated(request, [fs.item(named: name!, in: node), fs.item(named: newName!, in: target)]) {
                 fs.passthroughRename(request, parent: node, name: name!, newParent: target, newName: newName!, flags: flags)
@@ -135,7 +143,7 @@ enum FuseOperations {
             }
         }
         ops.create = { request, parent, name, mode, info in
-            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.filesystem(request).fail(request, FuseOperations.readOnlyError) }
+            guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.refuseOnView(request, "create") }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughCreate(request, parent: node, name: name!, mode: mode, info: info!)
             }

@@ -83,6 +83,8 @@ public struct FuseSession {
                 kernelPassthrough: options.kernelPassthrough)
             filesystem.configurationFile = reloader
             filesystem.queryFolderLimit = options.queryFolderLimit
+            filesystem.lockTimeout = options.lockTimeout
+            filesystem.mountPoint = mountPoint
             if !CallerSyscall.readsOtherProcesses {
                 log("ptrace is restricted (kernel.yama.ptrace_scope): mkdir under query/ answers EEXIST for other processes; add queries to `queries` in \(reloader.path) instead, or mount as root")
             }
@@ -134,6 +136,8 @@ public struct FuseSession {
         defer { fuse_remove_signal_handlers(session) }
         filesystem.session = session
 
+        filesystem.nameInvalidations.start(session: session)
+        defer { filesystem.nameInvalidations.stop() }
         let invalidator = KernelCacheInvalidator(filesystem: filesystem)
         catalog.subscribe { update in invalidator.apply(update) }
         catalog.start()

@@ -43,6 +43,14 @@ struct KernelCacheInvalidator {
         for change in update.changes {
             if change.kind == .vanished, change.path.count == 2 {
                 guard let folder = folders.folder(path: change.path) else { continue }
+                // A tag folder made by mkdir stays, empty, until rmdir.
+                if filesystem.madeTagFolders.withLock({ $0.contains(change.path[1]) }) {
+                    let old = folder.listing
+                    folder.replace(ViewListing(records: []), at: now)
+                    invalidateInode(folder.id)
+                    invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
+                    continue
+                }
                 filesystem.tagRootLock.withLock { folders.removeFolder(path: change.path) }
                 folder.replace(ViewListing(records: []), at: now)
                 invalidateEntry(parent: NodeID.tagRoot, name: Array(change.path[1].utf8))
@@ -141,7 +149,8 @@ struct KernelCacheInvalidator {
         notifications?.invalidateInode(id)
     }
 
+    /// Names go to their own thread (see `NameInvalidations`).
     private func invalidateEntry(parent: UInt64, name: [UInt8]) {
-        notifications?.invalidateEntry(parent: parent, name: name)
+        filesystem.nameInvalidations.add(parent: parent, name: name)
     }
 }

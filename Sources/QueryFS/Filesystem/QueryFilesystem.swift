@@ -36,6 +36,15 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// recently used beyond it are dropped), and whether a drop is queued.
     public var queryFolderLimit = 256
     let queryFolderDropPending = Atomic<Bool>(false)
+    /// Edits through views (`ln`, `rm`, `mv` in view folders): how payloads
+    /// are changed, and where the mount is (targets may name it).
+    public var lockTimeout: Double = 5
+    public var mountPoint = ""
+    /// Tag folders made by `mkdir tag/<name>`: they stay, empty, until
+    /// `rmdir` or unmount, so that items can be dragged into them.
+    let madeTagFolders = Mutex<Set<String>>([])
+    /// The thread that tells the kernel which names to forget.
+    let nameInvalidations: NameInvalidations
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"
@@ -47,6 +56,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         self.kernelPassthrough = KernelPassthrough(enabled: kernelPassthrough, log: { [catalog] in catalog.logMessage($0) })
         self.catalog = catalog
         self.linkStyle = linkStyle
+        nameInvalidations = NameInvalidations(log: { [catalog] in catalog.logMessage($0) })
         let writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
         self.writes = writes
         // The index reads an item the mount is filling once the writes pause.
@@ -177,7 +187,11 @@ public final class QueryFilesystem: @unchecked Sendable {
         var attributes = stat()
         attributes.st_ino = ino_t(id)
         // query/ takes mkdir and rmdir (saved queries); the kernel checks permissions.
-        attributes.st_mode = S_IFDIR | (id == NodeID.queryRoot ? 0o755 : 0o555)
+        // Writable by the owner: query/ takes mkdir and rmdir (saved
+        // queries), tag/ mkdir, rmdir and mv of tag folders, view folders ln,
+        // rm and mv of entries (edits); the kernel checks permissions. The
+        // root takes nothing.
+        attributes.st_mode = S_IFDIR | (id == NodeID.root ? 0o555 : 0o755)
         attributes.st_nlink = 2
         attributes.st_uid = owner.uid
         attributes.st_gid = owner.gid

@@ -124,9 +124,8 @@ extension QueryFilesystem {
             queryFolderDropPending.store(false, ordering: .relaxed)
             let dropped = dropUnusedQueryFolders()
             guard let session, !dropped.isEmpty else { return }
-            let kernel = KernelNotifications(session: session, log: catalog.logMessage)
-            for name in dropped { kernel.invalidateEntry(parent: NodeID.queryRoot, name: Array(name.utf8)) }
-            kernel.invalidateInode(NodeID.queryRoot)
+            for name in dropped { nameInvalidations.add(parent: NodeID.queryRoot, name: Array(name.utf8)) }
+            KernelNotifications(session: session, log: catalog.logMessage).invalidateInode(NodeID.queryRoot)
         }
     }
 

@@ -21,6 +21,43 @@ final class ViewListing: @unchecked Sendable {
                               ext: records[index].displayExtension)
     }
 
+    /// The entry a name means: exactly (`index(ofEntryNamed:)`), or — for a
+    /// name in entry form whose rank went stale (each removal shifts the
+    /// ranks below it, while `rm -r` still works through the names it read;
+    /// a file manager looks up the name it just gave) — the entry with the
+    /// same title and extension nearest to that rank.
+    func index(ofEntryMeaning name: UnsafeBufferPointer<UInt8>) -> Int? {
+        if let exact = index(ofEntryNamed: name) { return exact }
+        guard let (rank, rest) = Self.rankAndRest(name) else { return nil }
+        let candidates = entriesByRest()[rest] ?? []
+        return candidates.min { abs($0 - (rank - 1)) < abs($1 - (rank - 1)) }
+    }
+
+    /// `0012 Title.ext` → (12, "Title.ext"); nil unless 4 or more digits and a space lead.
+    private static func rankAndRest(_ name: UnsafeBufferPointer<UInt8>) -> (Int, [UInt8])? {
+        var digits = 0, rank = 0
+        while digits < name.count, digits < 18, name[digits] >= 48, name[digits] <= 57 {
+            rank = rank * 10 + Int(name[digits] - 48)
+            digits += 1
+        }
+        guard digits >= 4, digits < name.count, name[digits] == UInt8(ascii: " ") else { return nil }
+        return (rank, Array(name[(digits + 1)...]))
+    }
+
+    /// Entry indexes by name less rank, made on the first stale name looked
+    /// for in this listing (a listing is a snapshot; handlers share it).
+    private func entriesByRest() -> [[UInt8]: [Int]] {
+        restLock.withLock {
+            if let made = entriesByRestStorage { return made }
+            var byRest: [[UInt8]: [Int]] = [:]
+            for index in 0..<records.count { byRest[Array(name(at: index).dropFirst(width + 1)), default: []].append(index) }
+            entriesByRestStorage = byRest
+            return byRest
+        }
+    }
+    private var entriesByRestStorage: [[UInt8]: [Int]]?
+    private let restLock = PlainLock()
+
     /// The index of the entry called `name`, found from its rank prefix: O(1).
     func index(ofEntryNamed name: UnsafeBufferPointer<UInt8>) -> Int? {
         guard name.count > width, name[width] == UInt8(ascii: " ") else { return nil }
@@ -154,6 +191,23 @@ final class ViewFolderTable: @unchecked Sendable {
     }
 
     private var tagFolderNamesSorted = true
+
+    /// The folder at `path` takes the name `newPath` and keeps its node id
+    /// (`mv tag/a tag/b`: the kernel moved its name to the same node).
+    func moveFolder(from path: [String], to newPath: [String]) {
+        lock.withLock {
+            guard let old = folderByPath.removeValue(forKey: path) else { return }
+            if let replaced = folderByPath[newPath] { folders[Int(replaced.serial)] = nil }
+            let moved = ViewFolder(serial: old.serial, path: newPath, listing: old.listing, changed: old.changed)
+            folders[Int(old.serial)] = moved
+            folderByPath[newPath] = moved
+            if path.count == 2, path[0] == ViewDefinition.tagFolder {
+                tagFolderNames.removeAll { $0 == path[1] || $0 == newPath[1] }
+                tagFolderNames.append(newPath[1])
+                tagFolderNamesSorted = false
+            }
+        }
+    }
 
     var tagFolders: [String] {
         lock.withLock {

@@ -51,11 +51,13 @@ extension QueryFilesystem {
             // lookups in the folder to finish), never after it.
             folder.replyLock.withLock {
                 let listing = folder.listing
-                guard let index = listing.index(ofEntryNamed: nameBytes) else { return fail(request, ENOENT) }
+                // A stale name (see `index(ofEntryMeaning:)`) is answered but not kept.
+                let exact = listing.index(ofEntryNamed: nameBytes)
+                guard let index = exact ?? listing.index(ofEntryMeaning: nameBytes) else { return fail(request, ENOENT) }
                 let record = listing.records[index]
                 let id = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
                 var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
-                                            timeout: policy.viewTimeout)
+                                            timeout: exact == nil ? 0 : policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
             }
         default:

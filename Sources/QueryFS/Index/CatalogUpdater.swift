@@ -3,7 +3,8 @@
 /// never wait on I/O (see `GuardedIndex`): take a reloaded configuration
 /// under the lock; read every dirty item outside it; apply what was read
 /// under it. Runs on the watcher thread.
-struct CatalogUpdater {
+/// Used on the watcher thread only (also by `applyNow`, whose work runs there).
+struct CatalogUpdater: @unchecked Sendable {
     let guarded: GuardedIndex
     let backing: BackingDirectory
     let sources: ChangeSources

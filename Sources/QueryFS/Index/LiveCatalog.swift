@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Synchronization
 
 /// A backing directory kept indexed as it changes: a first scan, then the
@@ -176,6 +177,9 @@ public final class LiveCatalog: @unchecked Sendable {
         sources.followConfiguration(at: path)
     }
 
+    /// Which payload keys feed which field now (the configuration's, as last reloaded).
+    public var fieldSources: FieldSources { guarded.withLock { _ in guarded.scanner.sources } }
+
     /// How changes are followed (inotify, polling), for the log and `queryfs status`.
     public var changeFollowing: String { sources.summary }
 
@@ -250,11 +254,34 @@ public final class LiveCatalog: @unchecked Sendable {
         wakeSignal.wake()
     }
 
+    /// Reads `items` again and updates every view at once, returning when
+    /// that is done (or after `timeout` seconds, should the watcher be busy
+    /// with a long batch): what an edit through a view waits for, so that
+    /// when `ln`, `rm` or `mv` returns, every view already shows it (the
+    /// subscribers drop the kernel's cached listings on the watcher thread,
+    /// and hand the names to drop to a thread that may wait for the folder
+    /// the request works in). Returns false on timeout.
+    @discardableResult
+    public func applyNow(_ items: Set<ItemName>, timeout: Double = 2) -> Bool {
+        guard let updater = updaterForTasks.withLock({ $0 }) else { return false }
+        let done = DispatchSemaphore(value: 0)
+        onWatcherThread { [self] in
+            var observation = BackingWatcher.Observation()
+            observation.dirtyItems = items
+            subscribers.publish(updater.update(observation, configuration: nil))
+            done.signal()
+        }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    private let updaterForTasks = Mutex<CatalogUpdater?>(nil)
+
     /// Starts the watcher thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         let updater = CatalogUpdater(guarded: guarded, backing: backing, sources: sources, releaseWaiters: releaseWaiters,
                                      requestedKeyPaths: requestedKeyPaths, log: log)
+        updaterForTasks.withLock { $0 = updater }
         let loop = ChangeLoop(
             sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: timing, hooks: hooks,
             shortestAge: { [guarded] in guarded.withLock { $0.shortestAge } },

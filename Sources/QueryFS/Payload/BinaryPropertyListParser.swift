@@ -40,6 +40,22 @@ public struct BinaryPropertyListParser {
         return try parser.object(top)
     }
 
+    /// Whether any object is a UID (marker 0x8_): keyed archives hold them,
+    /// and they read as integers, so such a plist cannot be written back as it was.
+    public static func containsUIDs(_ data: [UInt8]) -> Bool {
+        guard data.count >= 40 else { return false }
+        let trailer = data.count - 32
+        let offsetSize = Int(data[trailer + 6])
+        guard (1...8).contains(offsetSize), let count = Int(exactly: readUInt(data, trailer + 8, 8)),
+              let table = Int(exactly: readUInt(data, trailer + 24, 8)), table <= trailer,
+              count <= (trailer - table) / offsetSize else { return false }
+        for index in 0..<count {
+            let offset = readUInt(data, table + index * offsetSize, offsetSize)
+            if offset < UInt64(data.count), data[Int(offset)] >> 4 == 0x8 { return true }
+        }
+        return false
+    }
+
     private static func readUInt(_ bytes: [UInt8], _ offset: Int, _ size: Int) -> UInt64 {
         var value: UInt64 = 0
         for index in offset..<(offset + size) { value = value << 8 | UInt64(bytes[index]) }

@@ -1,7 +1,7 @@
 /// A value inside a payload (property list or JSON), independent of the
 /// format it was read from. Not `indirect`: arrays and dictionaries already
 /// live on the heap, and boxing every scalar would cost an allocation each.
-public enum PayloadValue: Equatable, Sendable {
+public enum PayloadValue: Hashable, Sendable {
     case string(String)
     case integer(Int64)
     case real(Double)

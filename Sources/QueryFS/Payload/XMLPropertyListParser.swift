@@ -10,7 +10,7 @@ public struct XMLPropertyListParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
     private var depth = 0
-    private static let maximumDepth = 512
+    static let maximumDepth = 512
 
     public static func parse(_ data: [UInt8]) throws(PayloadParseError) -> PayloadValue {
         try data.withUnsafeBufferPointer { (buffer) throws(PayloadParseError) -> PayloadValue in

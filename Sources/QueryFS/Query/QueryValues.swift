@@ -78,3 +78,12 @@ enum QueryValues {
         return seconds.isFinite ? seconds : .greatestFiniteMagnitude
     }
 }
+
+extension Timestamp {
+    /// A date (ISO 8601) or an age counted back from `now` (`5m`, `7d`), as
+    /// queries read them; nil if it is neither, or out of range.
+    public init?(dateOrAge text: String, now: Timestamp) {
+        guard case .date(let date)? = try? QueryValues.value(text, for: .modified, now: now, at: 0) else { return nil }
+        self = date
+    }
+}

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every edit made through a view or the edit commands, one JSON line each
+/// in `BACKING/.queryfs-journal` (hidden, so never an item): when, which
+/// item, each field's old and new value, and the files it rewrote as they
+/// were before — so `queryfs undo` can put them back byte for byte.
+///
+///     {"id":"…","time":1763920000.25,"item":"X.hpwebsite","changes":[{"field":"tags","old":["a"],"new":["a","b"]}],
+///      "files":[{"name":"payload.plist","before":"PD94…","after":"9f3c…"}]}
+///
+/// Lines are appended under an exclusive `flock` of the journal, each in one
+/// `write`, so concurrent editors (the mount, a command) never interleave.
+public struct EditJournal: Sendable {
+    public static let fileName = ".queryfs-journal"
+
+    public struct Change: Sendable, Equatable {
+        /// `tags`, `archived`, `title` or `payload.KEY.PATH`.
+        public let field: String
+        public let old: PayloadValue?
+        public let new: PayloadValue?
+    }
+
+    /// A file (or `@user.xdg.tags`, the attribute) as the edit found it, and
+    /// a hash of what it wrote there.
+    public struct FileState: Sendable, Equatable {
+        public let name: String
+        public let before: [UInt8]?
+        public let afterHash: UInt64
+    }
+
+    public struct Entry: Sendable, Equatable {
+        public let id: String
+        /// Seconds since 1970.
+        public let time: Double
+        public let item: ItemName
+        public let changes: [Change]
+        public let files: [FileState]
+        /// The entry this one undid, if it is an undo.
+        public let undoes: String?
+    }
+
+    let backing: BackingDirectory
+
+    public init(backing: BackingDirectory) { self.backing = backing }
+
+    static let attributeFile = "@" + ExtendedAttributeTags.attributeName
+
+    func append(_ entry: Entry) throws(SystemError) {
+        let fd = Self.fileName.withCString { openat(backing.fd, $0, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644) }
+        guard fd >= 0 else { throw SystemError.current("open", path: Self.fileName) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw SystemError.current("flock", path: Self.fileName) }
+        }
+        let line = Array((Self.line(entry) + "\n").utf8)
+        let written = line.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+        guard written == line.count else { throw SystemError.current("write", path: Self.fileName) }
+    }
+
+    /// Every entry, oldest first; lines that do not read as entries are skipped.
+    public func entries() throws(SystemError) -> [Entry] {
+        let bytes: [UInt8]
+        do {
+            bytes = try Self.fileName.withCString { name in
+                Result { () throws(SystemError) in try DirectoryReader.readFile(name, in: backing.fd, expectedSize: 1 << 16, limit: 1 << 30) }
+            }.get()
+        } catch {
+            if error.errno == ENOENT { return [] }
+            throw error
+        }
+        return bytes.split(separator: 0x0A).compactMap { Self.entry(Array($0)) }
+    }
+
+    // MARK: Lines
+
+    static func line(_ entry: Entry) -> String {
+        func value(_ value: PayloadValue?) -> String {
+            value.flatMap { PayloadText.json($0) }.map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        }
+        var fields = ["\"id\":\(JSON.string(entry.id))", "\"time\":\(entry.time)", "\"item\":\(JSON.string(entry.item.description))"]
+        if String(validating: entry.item.bytes, as: UTF8.self) == nil {
+            fields.append("\"itemBase64\":\(JSON.string(Base64.encode(entry.item.bytes)))")
+        }
+        let changes = entry.changes.map { "{\"field\":\(JSON.string($0.field)),\"old\":\(value($0.old)),\"new\":\(value($0.new))}" }
+        fields.append("\"changes\":[\(changes.joined(separator: ","))]")
+        let files = entry.files.map { file in
+            "{\"name\":\(JSON.string(file.name)),\"before\":\(file.before.map { JSON.string(Base64.encode($0)) } ?? "null"),"
+                + "\"after\":\(JSON.string(String(file.afterHash, radix: 16)))}"
+        }
+        fields.append("\"files\":[\(files.joined(separator: ","))]")
+        if let undoes = entry.undoes { fields.append("\"undoes\":\(JSON.string(undoes))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    static func entry(_ line: [UInt8]) -> Entry? {
+        guard case .dictionary(let fields)? = try? JSONParser.parse(line),
+              case .string(let id)? = fields["id"], case .string(let itemText)? = fields["item"],
+              case .array(let changes)? = fields["changes"], case .array(let files)? = fields["files"]
+        else { return nil }
+        let time: Double
+        switch fields["time"] {
+        case .real(let seconds)?: time = seconds
+        case .integer(let seconds)?: time = Double(seconds)
+        default: return nil
+        }
+        var item = ItemName(itemText)
+        if case .string(let encoded)? = fields["itemBase64"], let bytes = Base64.decode(encoded) { item = ItemName(bytes) }
+        func optional(_ value: PayloadValue?) -> PayloadValue? { value == .null ? nil : value }
+        let parsedChanges: [Change] = changes.compactMap {
+            guard case .dictionary(let change) = $0, case .string(let field)? = change["field"] else { return nil }
+            return Change(field: field, old: optional(change["old"]), new: optional(change["new"]))
+        }
+        let parsedFiles: [FileState] = files.compactMap {
+            guard case .dictionary(let file) = $0, case .string(let name)? = file["name"], case .string(let after)? = file["after"],
+                  let hash = UInt64(after, radix: 16) else { return nil }
+            var before: [UInt8]?
+            if case .string(let encoded)? = file["before"] { before = Base64.decode(encoded) }
+            return FileState(name: name, before: before, afterHash: hash)
+        }
+        var undoes: String?
+        if case .string(let undone)? = fields["undoes"] { undoes = undone }
+        return Entry(id: id, time: time, item: item, changes: parsedChanges, files: parsedFiles, undoes: undoes)
+    }
+
+    /// FNV-1a: enough to tell whether a file is still what an edit wrote.
+    static func hash(_ bytes: [UInt8]?) -> UInt64 {
+        guard let bytes else { return 0 }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    static func newID() -> String {
+        let now = Timestamp.now
+        return "\(now.seconds)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+    }
+}
+
+extension EditJournal {
+    /// The entries `queryfs undo` takes back, newest first: the last `count`,
+    /// or those since `time`, leaving out undos and what was undone already.
+    public static func undoable(_ entries: [Entry], last count: Int? = nil, since time: Double? = nil) -> [Entry] {
+        let undone = Set(entries.compactMap(\.undoes))
+        var chosen = entries.filter { $0.undoes == nil && !undone.contains($0.id) }
+        if let time { chosen = chosen.filter { $0.time >= time } }
+        chosen.reverse()
+        if let count { chosen = Array(chosen.prefix(count)) }
+        return chosen
+    }
+}

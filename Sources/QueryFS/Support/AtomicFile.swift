@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Replaces a file whole: the new bytes go to a hidden file beside it,
+/// flushed, with the old file's mode and owner, and are renamed over it, so
+/// a reader (or a crash) sees the old file or the new one, never half of
+/// one. A file edited by root for another user stays that user's.
+enum AtomicFile {
+    /// Writes `bytes` as `name` in the folder `dirfd`. `template`: the
+    /// status to copy mode and owner from when the file does not exist yet
+    /// (a new payload takes its bundle's owner).
+    static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil) throws(SystemError) {
+        let display = String(decoding: name, as: UTF8.self)
+        var old = stat()
+        let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
+        let mode: mode_t = exists ? old.st_mode & 0o7777 : 0o644
+        let owner: (uid_t, gid_t)? = exists ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
+        let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        let fd = temporary.withCString { openat(dirfd, $0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+        guard fd >= 0 else { throw SystemError.current("create", path: display) }
+        var failure: SystemError?
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError.current("write", path: display)
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, let (uid, gid) = owner, uid != geteuid() || gid != getegid(), fchown(fd, uid, gid) != 0, errno != EPERM {
+            failure = SystemError.current("chown", path: display)
+        }
+        if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError.current("chmod", path: display) }
+        if failure == nil, fsync(fd) != 0 { failure = SystemError.current("fsync", path: display) }
+        close(fd)
+        if failure == nil, temporary.withCString({ from in name.withCString { to in renameat(dirfd, from, dirfd, to) } }) != 0 {
+            failure = SystemError.current("rename", path: display)
+        }
+        if let failure {
+            _ = temporary.withCString { unlinkat(dirfd, $0, 0) }
+            throw failure
+        }
+    }
+}

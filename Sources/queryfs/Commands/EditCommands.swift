@@ -1,0 +1,212 @@
+import ArgumentParser
+import QueryFS
+
+/// What every edit command takes: BACKING, the configuration (its field
+/// aliases say which payload keys to edit) and how long to wait for a lock.
+struct EditOptions: ParsableArguments {
+    @Argument(help: "The backing directory.") var backing: String
+    @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
+    var configFile: String?
+    @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for an item's lock before failing.")
+    var lockTimeout: Double = 5
+
+    func validate() throws {
+        guard lockTimeout >= 0, lockTimeout.isFinite else { throw ValidationError("--lock-timeout takes a number of seconds, 0 or more") }
+    }
+
+    func editor() throws -> ItemEditor {
+        let configuration: Configuration
+        do {
+            configuration = try Configuration.load(backing: backing, file: configFile)
+        } catch {
+            throw Failure("\(error)")
+        }
+        do {
+            return ItemEditor(backing: try BackingDirectory(path: backing), sources: configuration.sources, lockTimeout: lockTimeout)
+        } catch {
+            throw Failure("cannot read backing directory \(backing): \(error.message)")
+        }
+    }
+
+    /// Applies `edits` to each item in turn; every failure is a line, and the command fails if any did.
+    func apply(_ edits: [FieldEdit], to items: [String]) throws {
+        let editor = try editor()
+        var failed = false
+        for text in items {
+            do throws(EditError) {
+                let item = try ItemReference.resolve(text, backing: backing)
+                try editor.apply(edits, to: item)
+            } catch {
+                printError(error.message)
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(2) }
+    }
+}
+
+/// `queryfs tag BACKING ITEM... --add T --remove U`.
+struct TagCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tag", abstract: "Add and remove tags of items (in their payloads; plain files: user.xdg.tags).",
+        discussion: "ITEM is a bundle's name, a path into BACKING, or a path into a mount of it (bundles/X or a view's entry). "
+            + "Every edit is journaled: `queryfs undo BACKING` takes it back.")
+
+    @OptionGroup var options: EditOptions
+    @Argument(help: "The items.") var items: [String]
+    @Option(name: .customLong("add"), help: "A tag to add (repeatable).") var add: [String] = []
+    @Option(name: .customLong("remove"), help: "A tag to remove (repeatable).") var remove: [String] = []
+
+    func validate() throws {
+        guard !add.isEmpty || !remove.isEmpty else { throw ValidationError("say what to do: --add TAG or --remove TAG") }
+        guard !items.isEmpty else { throw ValidationError("name at least one item") }
+    }
+
+    func run() throws {
+        try reportingFailures { try options.apply(remove.map(FieldEdit.removeTag) + add.map(FieldEdit.addTag), to: items) }
+    }
+}
+
+/// `queryfs archive BACKING ITEM...` (and `unarchive`).
+struct ArchiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "archive", abstract: "Mark items archived (done reading).")
+    @OptionGroup var options: EditOptions
+    @Argument(help: "The items.") var items: [String]
+    func run() throws { try reportingFailures { try options.apply([.setArchived(true)], to: items) } }
+}
+
+struct UnarchiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unarchive", abstract: "Mark items not archived.")
+    @OptionGroup var options: EditOptions
+    @Argument(help: "The items.") var items: [String]
+    func run() throws { try reportingFailures { try options.apply([.setArchived(false)], to: items) } }
+}
+
+/// `queryfs set BACKING ITEM FIELD=VALUE...`.
+struct SetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Set fields of an item: title=…, archived=true|false, payload.KEY=… (text, number or boolean).",
+        discussion: "A value is read as a query reads it: true/false/yes/no are booleans, numbers are numbers, anything else text. "
+            + "`payload.KEY=` with nothing after it removes the key.")
+
+    @OptionGroup var options: EditOptions
+    @Argument(help: "The item.") var item: String
+    @Argument(help: "FIELD=VALUE, one or more.") var assignments: [String]
+
+    func run() throws {
+        try reportingFailures {
+            var edits: [FieldEdit] = []
+            for assignment in assignments {
+                guard let equals = assignment.firstIndex(of: "=") else { throw Failure("'\(assignment)' is not FIELD=VALUE") }
+                let field = String(assignment[..<equals]), value = String(assignment[assignment.index(after: equals)...])
+                edits.append(try Self.edit(field, value))
+            }
+            try options.apply(edits, to: [item])
+        }
+    }
+
+    private static func edit(_ field: String, _ value: String) throws -> FieldEdit {
+        switch field {
+        case "title": return .setTitle(value)
+        case "archived":
+            guard let flag = ["true": true, "yes": true, "false": false, "no": false][value.lowercased()] else {
+                throw Failure("archived=\(value): give true or false")
+            }
+            return .setArchived(flag)
+        case _ where field.hasPrefix("payload.") && field.count > "payload.".count:
+            let path = String(field.dropFirst("payload.".count))
+            if value.isEmpty { return .removePayload(path) }
+            if let flag = ["true": true, "yes": true, "false": false, "no": false][value.lowercased()] { return .setPayload(path, .bool(flag)) }
+            if let number = Int64(value) { return .setPayload(path, .integer(number)) }
+            if let number = Double(value), number.isFinite { return .setPayload(path, .real(number)) }
+            return .setPayload(path, .string(value))
+        default:
+            throw Failure("cannot set '\(field)' (title, archived, payload.KEY; tags with `queryfs tag`)")
+        }
+    }
+}
+
+/// `queryfs history BACKING`: the journal of edits.
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "history", abstract: "List the edits made through views and edit commands.")
+    @Argument(help: "The backing directory.") var backing: String
+    @Option(name: .customLong("since"), help: "Only edits since this date or age (2024-05-01, 5m, 2h).") var since: String?
+
+    func run() throws {
+        try reportingFailures {
+            let cutoff = try since.map(JournalTime.parse)
+            let entries = try JournalTime.entries(backing).filter { $0.time >= (cutoff ?? -.infinity) }
+            var output = StandardOutput()
+            for entry in entries {
+                for change in entry.changes {
+                    output.line("\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t\(change.field)\t"
+                        + "\(JournalTime.text(change.old)) -> \(JournalTime.text(change.new))\(entry.undoes.map { "\t(undoes \($0))" } ?? "")")
+                }
+            }
+            output.flush()
+        }
+    }
+}
+
+/// `queryfs undo BACKING [--last N | --since TIME]`.
+struct UndoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "undo", abstract: "Take back journaled edits, newest first (the last one by default).",
+        discussion: "An edit whose item changed since in the same field is not taken back (one line says so); the others are.")
+
+    @OptionGroup var options: EditOptions
+    @Option(name: .customLong("last"), help: "Take back the last N edits.") var last: Int?
+    @Option(name: .customLong("since"), help: "Take back every edit since this date or age (2024-05-01, 5m).") var since: String?
+
+    func validate() throws {
+        if last != nil && since != nil { throw ValidationError("give --last or --since, not both") }
+        if let last, last < 1 { throw ValidationError("--last takes a number of edits, at least 1") }
+    }
+
+    func run() throws {
+        try reportingFailures {
+            let cutoff = try since.map(JournalTime.parse)
+            let chosen = EditJournal.undoable(try JournalTime.entries(options.backing), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
+            let editor = try options.editor()
+            var failed = false
+            for entry in chosen {
+                do throws(EditError) {
+                    try editor.undo(entry)
+                } catch {
+                    printError(error.message)
+                    failed = true
+                }
+            }
+            if failed { throw ExitCode(2) }
+        }
+    }
+}
+
+/// Reading the journal for the commands.
+enum JournalTime {
+    static func entries(_ backing: String) throws -> [EditJournal.Entry] {
+        do {
+            return try EditJournal(backing: try BackingDirectory(path: backing)).entries()
+        } catch {
+            throw Failure("cannot read the journal of \(backing): \(error.message)")
+        }
+    }
+
+    /// A date (ISO 8601) or an age (`5m`, `2h`), as seconds since 1970.
+    static func parse(_ text: String) throws -> Double {
+        guard let date = Timestamp(dateOrAge: text, now: .now) else { throw Failure("'\(text)' is not a date (2024-05-01) or an age (5m, 2h, 7d)") }
+        return date.timeInterval
+    }
+
+    static func text(_ value: PayloadValue?) -> String {
+        guard let value else { return "(none)" }
+        switch value {
+        case .string(let text): return "\"\(text)\""
+        case .bool(let flag): return flag ? "true" : "false"
+        case .integer(let number): return String(number)
+        case .real(let number): return String(number)
+        case .array(let elements): return "[" + elements.map { text($0) }.joined(separator: ", ") + "]"
+        default: return "\(value)"
+        }
+    }
+}

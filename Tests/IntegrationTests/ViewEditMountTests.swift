@@ -1,0 +1,271 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Edits through views (issue 14, SPEC §6), through a real mount: `ln -s`
+/// joins, `rm` leaves, `mv` moves and retitles, `mkdir`/`rmdir`/`mv` in
+/// `tag/` make, remove and rename tags. Payloads are read back with
+/// Foundation's own parsers; every view shows each change as soon as the
+/// command returns; refusals have their errno; everything can be undone.
+final class ViewEditMountTests: XCTestCase {
+    private var fixture: MountedFixture!
+
+    override func tearDown() {
+        fixture?.unmount()
+        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
+        fixture = nil
+    }
+
+    private static let jsonPayload = """
+        {
+          "title": "JSON item",
+          "archived": false,
+          "tags": [
+            "t"
+          ],
+          "kind": "note"
+        }
+
+        """
+
+    private func mount(_ extra: [String] = []) throws {
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["t"], mtime: 5_000)
+            corpus.bundle("b.hpwebsite", title: "Beta", archived: true, tags: ["t", "u"], mtime: 4_000)
+            corpus.bundle("c.hpwebsite", title: "Gamma", mtime: 3_000)
+            mkdir(corpus.path + "/d.hpwebsite", 0o755)
+            corpus.write(corpus.path + "/d.hpwebsite/payload.json", Array(Self.jsonPayload.utf8))
+            corpus.setMTime(corpus.path + "/d.hpwebsite/payload.json", 2_000)
+            corpus.file(Array("notes.txt".utf8), contents: Array("plain\n".utf8), mtime: 1_000)
+            corpus.write(corpus.path + "/.queryfs.toml", Array("""
+                [views]
+                reading = "tag:reading -archived"
+                either = "tag:a or tag:b"
+                articles = "payload.kind=article"
+                """.utf8))
+        }
+        try fixture.mount(["--log", fixture.root + "/mount.log"] + extra)
+    }
+
+    /// The entry of `item` in a view folder.
+    private func entry(_ view: String, _ item: String) -> String? {
+        (RawFiles.list(fixture.mounted(view)) ?? []).map(\.text).first { RawFiles.linkTarget(fixture.mounted("\(view)/\($0)"))?.hasSuffix("/" + item) == true }
+    }
+
+    private func plist(_ item: String) throws -> [String: Any] {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.backed("\(item)/payload.plist")))
+        return try XCTUnwrap(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+    }
+
+    private func json(_ item: String) throws -> [String: Any] {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.backed("\(item)/payload.json")))
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Runs a program; its status.
+    @discardableResult
+    private func run(_ arguments: [String]) -> Int32 { Program.run(arguments).status }
+
+    /// Every view equals a fresh computation now — no waiting.
+    private func assertEveryViewIsCurrent(_ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint), [], what, file: file, line: line)
+    }
+
+    private func errno(of call: () -> Int32) -> Int32 {
+        call() == 0 ? 0 : Glibc.errno
+    }
+
+    // MARK: Join
+
+    func testLinkingAnItemIntoAViewJoinsIt() throws {
+        try mount()
+        let targets = ["../../bundles/c.hpwebsite", fixture.mounted("bundles/c.hpwebsite"), fixture.backed("c.hpwebsite")]
+        for (number, target) in targets.enumerated() {
+            XCTAssertEqual(errno { symlink(target, fixture.mounted("tag/t/any name \(number)")) }, 0, target)
+            XCTAssertTrue(try plist("c.hpwebsite")["tags"] as? [String] == ["t"], target)
+            assertEveryViewIsCurrent("after ln -s \(target)")
+            XCTAssertNotNil(entry("tag/t", "c.hpwebsite"))
+            XCTAssertNil(RawFiles.lstat(fixture.mounted("tag/t/any name \(number)")), "the entry shows under its computed name only")
+            // Back out for the next form.
+            XCTAssertEqual(errno { unlink(fixture.mounted("tag/t/" + entry("tag/t", "c.hpwebsite")!)) }, 0)
+        }
+        // Another view's entry as the target; a configured view of two terms; archived.
+        let gamma = try XCTUnwrap(entry("by-name", "c.hpwebsite"))
+        XCTAssertEqual(errno { symlink("../by-name/" + gamma, fixture.mounted("reading/x")) }, 0)
+        XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["reading"])
+        XCTAssertEqual(try plist("c.hpwebsite")["isArchived"] as? Bool, false)
+        XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite", fixture.mounted("archived/x")) }, 0)
+        XCTAssertEqual(try plist("c.hpwebsite")["isArchived"] as? Bool, true)
+        XCTAssertEqual(try plist("c.hpwebsite")["webTitle"] as? String, "Gamma", "other keys untouched")
+        // A query folder: its terms set, a payload value among them, in the JSON item.
+        XCTAssertEqual(errno { symlink("../../bundles/d.hpwebsite", fixture.mounted("query/tag:q payload.kind=article/x")) }, 0)
+        XCTAssertEqual(try json("d.hpwebsite")["kind"] as? String, "article")
+        XCTAssertEqual(try json("d.hpwebsite")["tags"] as? [String], ["q", "t"])
+        XCTAssertNotNil(entry("articles", "d.hpwebsite"))
+        assertEveryViewIsCurrent("after the joins")
+        // Refusals.
+        XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite", fixture.mounted("by-name/x")) }, EEXIST)
+        XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite", fixture.mounted("either/x")) }, EPERM)
+        XCTAssertEqual(errno { symlink("../bundles/nothing", fixture.mounted("archived/x")) }, ENOENT)
+        XCTAssertEqual(errno { symlink("/etc/passwd", fixture.mounted("archived/x")) }, ENOENT)
+        let log = (try? String(contentsOfFile: fixture.root + "/mount.log", encoding: .utf8)) ?? ""
+        XCTAssertTrue(log.contains("either cannot be joined by an edit"), log)
+    }
+
+    // MARK: Leave
+
+    func testRemovingAnEntryLeavesTheView() throws {
+        try mount()
+        XCTAssertEqual(errno { unlink(fixture.mounted("tag/u/" + entry("tag/u", "b.hpwebsite")!)) }, 0)
+        XCTAssertEqual(try plist("b.hpwebsite")["tags"] as? [String], ["t"])
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/u"))?.count, 0, "emptied by rm, it stays until rmdir (so rm -r works)")
+        XCTAssertEqual(errno { rmdir(fixture.mounted("tag/u")) }, 0)
+        XCTAssertNil(RawFiles.list(fixture.mounted("tag/u")))
+        assertEveryViewIsCurrent("rm in tag/u")
+        XCTAssertEqual(errno { unlink(fixture.mounted("unarchived/" + entry("unarchived", "a.hpwebsite")!)) }, 0)
+        XCTAssertEqual(try plist("a.hpwebsite")["isArchived"] as? Bool, true, "done reading")
+        XCTAssertEqual(errno { unlink(fixture.mounted("archived/" + entry("archived", "b.hpwebsite")!)) }, 0)
+        XCTAssertEqual(try plist("b.hpwebsite")["isArchived"] as? Bool, false)
+        assertEveryViewIsCurrent("rm in unarchived and archived")
+        XCTAssertEqual(errno { unlink(fixture.mounted("by-name/" + entry("by-name", "c.hpwebsite")!)) }, EPERM)
+        XCTAssertEqual(errno { unlink(fixture.mounted("tag/t/no such entry")) }, ENOENT)
+        XCTAssertNotNil(RawFiles.lstat(fixture.backed("c.hpwebsite")), "items are never deleted through a view")
+        // A plain file's tag goes from its attribute; archiving it is refused.
+        XCTAssertEqual(errno { symlink("../../bundles/notes.txt", fixture.mounted("tag/t/x")) }, 0)
+        XCTAssertEqual(Program.run(["getfattr", "--only-values", "-n", "user.xdg.tags", fixture.backed("notes.txt")]).stdoutText, "t")
+        XCTAssertEqual(errno { unlink(fixture.mounted("unarchived/" + entry("unarchived", "notes.txt")!)) }, EPERM)
+    }
+
+    // MARK: Move and retitle
+
+    func testMovingAnEntryBetweenViewsLeavesOneAndJoinsTheOther() throws {
+        try mount()
+        let alpha = try XCTUnwrap(entry("tag/t", "a.hpwebsite"))
+        XCTAssertEqual(errno { rename(fixture.mounted("tag/t/" + alpha), fixture.mounted("tag/u/" + alpha)) }, 0)
+        XCTAssertEqual(try plist("a.hpwebsite")["tags"] as? [String], ["u"])
+        assertEveryViewIsCurrent("mv tag/t → tag/u")
+        let unarchived = try XCTUnwrap(entry("unarchived", "a.hpwebsite"))
+        XCTAssertEqual(run(["mv", fixture.mounted("unarchived/" + unarchived), fixture.mounted("archived/")]), 0)
+        XCTAssertEqual(try plist("a.hpwebsite")["isArchived"] as? Bool, true)
+        let gamma = try XCTUnwrap(entry("by-name", "c.hpwebsite"))
+        XCTAssertEqual(run(["mv", fixture.mounted("by-name/" + gamma), fixture.mounted("tag/t/")]), 0)
+        XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["t"])
+        XCTAssertNotNil(entry("by-name", "c.hpwebsite"), "still in by-name: every item is")
+        assertEveryViewIsCurrent("after the moves")
+        XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + gamma), fixture.mounted("bundles/x")) }, EPERM)
+    }
+
+    func testRenamingAnEntryWithinItsViewRetitlesIt() throws {
+        try mount()
+        let gamma = try XCTUnwrap(entry("by-name", "c.hpwebsite"))
+        XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + gamma), fixture.mounted("by-name/0003 New title ✓.hpwebsite")) }, 0)
+        XCTAssertEqual(try plist("c.hpwebsite")["webTitle"] as? String, "New title ✓", "rank and .ext dropped, the key kept")
+        XCTAssertNil(try plist("c.hpwebsite")["title"])
+        XCTAssertNotNil(RawFiles.lstat(fixture.mounted("by-name/0003 New title ✓.hpwebsite")))
+        let json = try XCTUnwrap(entry("by-name", "d.hpwebsite"))
+        XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + json), fixture.mounted("by-name/Retitled")) }, 0)
+        XCTAssertEqual(try self.json("d.hpwebsite")["title"] as? String, "Retitled")
+        assertEveryViewIsCurrent("after the retitles")
+    }
+
+    // MARK: Tag folders
+
+    func testTagFoldersAreMadeRemovedAndRenamed() throws {
+        try mount()
+        XCTAssertEqual(errno { mkdir(fixture.mounted("tag/later"), 0o755) }, 0)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/later"))?.count, 0)
+        XCTAssertTrue((RawFiles.list(fixture.mounted("tag")) ?? []).map(\.text).contains("later"))
+        XCTAssertEqual(errno { mkdir(fixture.mounted("tag/later"), 0o755) }, EEXIST)
+        let gamma = try XCTUnwrap(entry("by-name", "c.hpwebsite"))
+        XCTAssertEqual(run(["mv", fixture.mounted("by-name/" + gamma), fixture.mounted("tag/later/")]), 0)
+        XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["later"])
+        XCTAssertEqual(errno { rmdir(fixture.mounted("tag/later")) }, ENOTEMPTY)
+        XCTAssertEqual(errno { unlink(fixture.mounted("tag/later/" + entry("tag/later", "c.hpwebsite")!)) }, 0)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/later"))?.count, 0, "made by mkdir: it stays, empty")
+        XCTAssertEqual(errno { rmdir(fixture.mounted("tag/later")) }, 0)
+        XCTAssertNil(RawFiles.list(fixture.mounted("tag/later")))
+        // mv tag/t tag/renamed: on every item that carries it.
+        XCTAssertEqual(errno { rename(fixture.mounted("tag/t"), fixture.mounted("tag/renamed")) }, 0)
+        XCTAssertEqual(try plist("a.hpwebsite")["tags"] as? [String], ["renamed"])
+        XCTAssertEqual(try plist("b.hpwebsite")["tags"] as? [String], ["renamed", "u"], "in place")
+        XCTAssertEqual(try json("d.hpwebsite")["tags"] as? [String], ["renamed"])
+        XCTAssertNil(RawFiles.list(fixture.mounted("tag/t")))
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/renamed"))?.count, 3)
+        assertEveryViewIsCurrent("after mv tag/t tag/renamed")
+    }
+
+    // MARK: Undo
+
+    /// A file manager's `rm -r` of a tag folder untags every item; one undo
+    /// brings every payload back byte for byte.
+    func testRemovingATagFolderIsUndoneByOneCommand() throws {
+        try mount()
+        let before = ["a.hpwebsite/payload.plist", "b.hpwebsite/payload.plist", "d.hpwebsite/payload.json"].map {
+            ($0, FileManager.default.contents(atPath: fixture.backed($0)))
+        }
+        XCTAssertEqual(run(["rm", "-r", fixture.mounted("tag/t")]), 0)
+        XCTAssertNil(RawFiles.list(fixture.mounted("tag/t")))
+        XCTAssertEqual(try plist("a.hpwebsite")["tags"] as? [String], [])
+        let history = QueryfsBinary.run(["history", fixture.backing])
+        XCTAssertEqual(history.stdoutText.split(separator: "\n").filter { $0.contains("\ttags\t") }.count, 3, history.stdoutText)
+        let undo = QueryfsBinary.run(["undo", fixture.backing, "--since", "5m"])
+        XCTAssertEqual(undo.status, 0, undo.stderrText)
+        for (file, bytes) in before { XCTAssertEqual(FileManager.default.contents(atPath: fixture.backed(file)), bytes, file) }
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 2), [])
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/t"))?.count, 3)
+    }
+
+    // MARK: Coordination
+
+    func testAnEditWaitsForAnotherProcesssLockAndNeverInterleaves() throws {
+        try mount(["--lock-timeout", "1"])
+        // Held 0.4 s by flock(1): the edit waits, then succeeds.
+        let holder = Program.spawn(["flock", fixture.backed("c.hpwebsite"), "-c", "sleep 0.4"], stdout: "/dev/null", stderr: "/dev/null")
+        usleep(100_000)
+        XCTAssertEqual(errno { symlink("../../bundles/c.hpwebsite", fixture.mounted("tag/t/x")) }, 0)
+        _ = Program.wait(holder)
+        XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["t"])
+        // Held longer than --lock-timeout: EBUSY, and the payload is as the holder left it.
+        let longer = Program.spawn(["flock", fixture.backed("c.hpwebsite"), "-c", "sleep 3"], stdout: "/dev/null", stderr: "/dev/null")
+        usleep(100_000)
+        XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite", fixture.mounted("archived/x")) }, EBUSY)
+        XCTAssertEqual(try plist("c.hpwebsite")["isArchived"] as? Bool, false)
+        _ = Program.wait(longer)
+    }
+
+    // MARK: git
+
+    /// Reading lists are synced with git: an edit's diff is the edit's lines.
+    func testAnEditsGitDiffIsAsSmallAsTheEdit() throws {
+        try mount()
+        XCTAssertEqual(run(["git", "-C", fixture.backing, "init", "-q"]), 0)
+        XCTAssertEqual(run(["git", "-C", fixture.backing, "add", "-A"]), 0)
+        XCTAssertEqual(run(["git", "-C", fixture.backing, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start"]), 0)
+        XCTAssertEqual(errno { unlink(fixture.mounted("unarchived/" + entry("unarchived", "a.hpwebsite")!)) }, 0)
+        XCTAssertEqual(errno { unlink(fixture.mounted("unarchived/" + entry("unarchived", "d.hpwebsite")!)) }, 0)
+        let stat = Program.run(["git", "-C", fixture.backing, "diff", "--numstat"]).stdoutText
+        XCTAssertEqual(Set(stat.split(separator: "\n").map(String.init)),
+                       ["1\t1\ta.hpwebsite/payload.plist", "1\t1\td.hpwebsite/payload.json"], stat)
+    }
+
+    // MARK: A file manager's library
+
+    /// GIO, the library Nautilus uses: move, rename and remove do what `mv` and `rm` do.
+    func testGioMoveRenameAndRemove() throws {
+        try mount()
+        let alpha = try XCTUnwrap(entry("tag/t", "a.hpwebsite"))
+        var result = Program.run(["gio", "move", fixture.mounted("tag/t/" + alpha), fixture.mounted("tag/u/")])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertEqual(try plist("a.hpwebsite")["tags"] as? [String], ["u"])
+        let gamma = try XCTUnwrap(entry("by-name", "c.hpwebsite"))
+        result = Program.run(["gio", "rename", fixture.mounted("by-name/" + gamma), "Renamed by gio.hpwebsite"])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertEqual(try plist("c.hpwebsite")["webTitle"] as? String, "Renamed by gio")
+        result = Program.run(["gio", "remove", fixture.mounted("unarchived/" + entry("unarchived", "c.hpwebsite")!)])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertEqual(try plist("c.hpwebsite")["isArchived"] as? Bool, true)
+        assertEveryViewIsCurrent("after gio")
+    }
+}
