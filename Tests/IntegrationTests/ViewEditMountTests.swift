@@ -235,6 +235,19 @@ final class ViewEditMountTests: XCTestCase {
         _ = Program.wait(longer)
     }
 
+    /// The commands take a mount's paths for an item too: bundles/X, or a view's entry.
+    func testCommandsNameItemsThroughTheMount() throws {
+        try mount()
+        let gamma = try XCTUnwrap(entry("by-name", "c.hpwebsite"))
+        var result = QueryfsBinary.run(["tag", fixture.backing, fixture.mounted("by-name/" + gamma), "--add", "via-entry"])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        result = QueryfsBinary.run(["archive", fixture.backing, fixture.mounted("bundles/a.hpwebsite")])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["via-entry"])
+        XCTAssertEqual(try plist("a.hpwebsite")["isArchived"] as? Bool, true)
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 2), [])
+    }
+
     // MARK: git
 
     /// Reading lists are synced with git: an edit's diff is the edit's lines.

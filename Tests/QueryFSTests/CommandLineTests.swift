@@ -261,3 +261,65 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["status", file], mentions: file)
     }
 }
+
+/// The edit commands without a mount (issue 14): `tag`, `archive`,
+/// `unarchive`, `set`, `history`, `undo`, with every way to name an item.
+final class EditCommandTests: FixtureTestCase {
+    private func run(_ arguments: [String]) throws -> CommandLineTests.Run {
+        let outPath = backing + ".stdout", errPath = backing + ".stderr"
+        defer {
+            unlink(outPath)
+            unlink(errPath)
+        }
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        try process.run()
+        process.waitUntilExit()
+        return CommandLineTests.Run(status: process.terminationStatus, stdout: [UInt8](try Data(contentsOf: URL(fileURLWithPath: outPath))),
+                                    stderr: [UInt8](try Data(contentsOf: URL(fileURLWithPath: errPath))))
+    }
+
+    func testEditCommandsHistoryAndUndo() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["t"])
+        hipstapaper("b.b", title: "Beta")
+        writeFile("notes.txt", "plain")
+        let original = FileManager.default.contents(atPath: path("a.b/payload.plist"))
+        // By name, by a path into BACKING, by a path inside the item.
+        XCTAssertEqual(try run(["tag", backing, "a.b", path("b.b"), path("notes.txt"), "--add", "new", "--remove", "t"]).status, 0)
+        XCTAssertEqual(try scanItem("a.b").tags, ["new"])
+        XCTAssertEqual(try scanItem("b.b").tags, ["new"])
+        XCTAssertEqual(try scanItem("notes.txt").tags, ["new"])
+        XCTAssertEqual(try run(["archive", backing, path("a.b/payload.plist")]).status, 0)
+        XCTAssertTrue(try scanItem("a.b").archived)
+        XCTAssertEqual(try run(["set", backing, "b.b", "title=Retitled", "payload.kind=article", "payload.n=3"]).status, 0)
+        XCTAssertEqual(try scanItem("b.b").title, "Retitled")
+        let history = try run(["history", backing])
+        XCTAssertEqual(history.status, 0)
+        XCTAssertTrue(history.output.contains("\ta.b\tarchived\tfalse -> true"), history.output)
+        XCTAssertTrue(history.output.contains("\tb.b\tpayload.kind\t(none) -> \"article\""), history.output)
+        // Undo all: every payload as it was.
+        XCTAssertEqual(try run(["undo", backing, "--since", "1h"]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: path("a.b/payload.plist")), original)
+        XCTAssertEqual(try scanItem("b.b").title, "Beta")
+        XCTAssertEqual(try scanItem("notes.txt").tags, [])
+        XCTAssertEqual(try run(["undo", backing]).status, 0, "nothing left to undo is no error")
+    }
+
+    func testEditCommandMistakesAreOneLine() throws {
+        hipstapaper("a.b", title: "Alpha")
+        writeFile("notes.txt", "plain")
+        for arguments in [["tag", backing, "a.b"], ["tag", backing, "missing.b", "--add", "x"], ["archive", backing, "notes.txt"],
+                          ["set", backing, "a.b", "colour=red"], ["set", backing, "a.b", "archived=maybe"], ["undo", backing, "--since", "soon"],
+                          ["tag", backing, "/etc/passwd", "--add", "x"], ["archive", backing + "/nope", "a.b"]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertEqual(result.errorLines.count, 1, "\(arguments): \(result.errorLines)")
+            XCTAssertTrue(result.errorLines.first?.hasPrefix("queryfs: ") == true, "\(arguments)")
+        }
+    }
+}

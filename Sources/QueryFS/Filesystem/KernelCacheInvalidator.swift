@@ -79,17 +79,19 @@ struct KernelCacheInvalidator {
 
     /// Entry names of the old listing that the new one no longer has.
     private func invalidateRenamedEntries(of folder: ViewFolder, old: ViewListing, new: ViewListing, change: ViewChange) {
-        let range = change.shiftedRange
         var stale: [[UInt8]] = []
-        let lowest = min(range.lowerBound, change.diff.deletions.min() ?? Int.max, change.diff.moves.map(\.from).min() ?? Int.max)
-        let start = min(lowest, old.count)
-        // Past the shifted range nothing changed when the count did not:
-        // stop there, or one change would cost a walk of the whole view.
-        let end = change.oldCount != change.newCount ? old.count : min(old.count, max(start, range.upperBound))
-        // Every entry in the shifted range changes rank, so name: past the
-        // threshold there is no need to build the names to know it.
-        let shiftsTooMany = end - start > wholeFolderThreshold && change.diff.updates.isEmpty
-        for index in start..<(shiftsTooMany ? start : end) {
+        // An entry updated in place keeps its rank: only its own name may change (a new title).
+        for index in change.diff.updates where index < old.count {
+            let newIndex = change.updatedTo[index] ?? index
+            if newIndex >= new.count || new.records[newIndex].name != old.records[index].name || new.name(at: newIndex) != old.name(at: index) {
+                stale.append(old.name(at: index))
+            }
+        }
+        // Ranks shift only between the places entries left and came: every
+        // entry there is renamed, so past the threshold the names need not be built.
+        let range = change.shiftedRange.clamped(to: 0..<old.count)
+        let shiftsTooMany = range.count > wholeFolderThreshold
+        for index in shiftsTooMany ? range.lowerBound..<range.lowerBound : range {
             let name = old.name(at: index)
             // Same name for another item (a bundle renamed in BACKING keeps
             // its title, so its entry name, but gets a new node id) is stale too.

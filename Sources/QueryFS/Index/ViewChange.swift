@@ -30,16 +30,15 @@ public struct ViewChange: Sendable {
         EntryNaming.rankWidth(count: oldCount) != EntryNaming.rankWidth(count: newCount)
     }
 
-    /// The range of new indexes whose entry names may differ from before:
-    /// entries between the first and the last place touched shift rank.
+    /// The range of indexes whose ranks may have shifted: between the first
+    /// and the last place an entry left or came (an entry updated in place
+    /// shifts nothing), or every index when the rank width changed.
     public var shiftedRange: Range<Int> {
-        if renamesAll { return 0..<newCount }
-        let touched = diff.deletions + diff.insertions + diff.moves.flatMap { [$0.from, $0.to] }
-            + diff.updates + Array(updatedTo.values)
-        guard let low = touched.min() else { return 0..<0 }
-        // Past the last touched place every entry shifts by the count change;
-        // if the count changed, all of those are renamed too.
-        if oldCount != newCount { return low..<newCount }
-        return low..<min(newCount, touched.max()! + 1)
+        if renamesAll { return 0..<max(oldCount, newCount) }
+        let points = diff.deletions + diff.insertions + diff.moves.flatMap { [$0.from, $0.to] }
+        guard let low = points.min(), let high = points.max() else { return 0..<0 }
+        // Past the last place every entry shifts by the change of count.
+        if oldCount != newCount { return low..<max(oldCount, newCount) }
+        return low..<(high + 1)
     }
 }
