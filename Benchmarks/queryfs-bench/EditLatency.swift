@@ -48,16 +48,7 @@ struct EditLatencyBenchmark {
         entries(backing).filter { !$0.hasPrefix(".") && $0.hasSuffix(".hpwebsite") }
     }
 
-    private func entries(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
+    private func entries(_ path: String) -> [String] { (try? listNames(path)) ?? [] }
 
     /// What an edit's write costs at least: read, write beside, fsync, rename.
     private func rewriteNatively(_ path: String) {

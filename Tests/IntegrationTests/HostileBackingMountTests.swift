@@ -10,15 +10,7 @@ import Glibc
 /// stalled the daemon, files that are not files — mounted for real: every
 /// item is listed, every bad one is reported by `queryfs status`, the daemon
 /// stays alive and idle, and later changes (to the hostile items too) show.
-final class HostileBackingMountTests: XCTestCase {
-    private var fixture: MountedFixture!
-
-    override func tearDown() {
-        fixture?.unmount()
-        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
-        fixture = nil
-    }
-
+final class HostileBackingMountTests: MountTestCase {
     private static func binaryPayload(_ corpus: Corpus, _ name: String, _ build: (inout BinaryPlistBuilder) -> Int) {
         var builder = BinaryPlistBuilder()
         let top = build(&builder)

@@ -6,15 +6,7 @@ import Glibc
 
 /// Views follow the backing directory through a real mount, with real
 /// inotify and the kernel's caches in the way (issue 4).
-final class LiveMountTests: XCTestCase {
-    private var fixture: MountedFixture!
-
-    override func tearDown() {
-        fixture?.unmount()
-        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
-        fixture = nil
-    }
-
+final class LiveMountTests: MountTestCase {
     /// Random creates, deletes, renames, whole-bundle replacements, in-place
     /// payload rewrites and deep touches, in bursts, while other threads list
     /// views; once quiet, every view equals a fresh `queryfs ls` within 1 s.

@@ -11,8 +11,7 @@ import Glibc
 /// groups and modes — files belong to whoever made them, setgid folders
 /// hand down their group, sticky folders protect their files, and only an
 /// owner sets explicit times.
-final class OwnershipMountTests: XCTestCase {
-    private var fixture: MountedFixture!
+final class OwnershipMountTests: MountTestCase {
     private static let userA = (uid: 65534, gid: 65534)
     private static let userB = (uid: 65533, gid: 65533)
     private static let sharedGroup = 4242
@@ -20,12 +19,6 @@ final class OwnershipMountTests: XCTestCase {
     override func setUpWithError() throws {
         try XCTSkipIf(getuid() != 0, "needs root to act as other users")
         fixture = MountedFixture { _ in }
-    }
-
-    override func tearDown() {
-        fixture?.unmount()
-        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
-        fixture = nil
     }
 
     /// The starting tree, made by root: folders of every kind, files of A's and root's.

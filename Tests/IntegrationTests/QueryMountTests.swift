@@ -6,15 +6,7 @@ import Glibc
 
 /// `MOUNTPOINT/query/<query>/`: any query that parses is a live view of it
 /// (issue 6), equal to `queryfs ls BACKING <query>` as BACKING changes.
-final class QueryMountTests: XCTestCase {
-    private var fixture: MountedFixture!
-
-    override func tearDown() {
-        fixture?.unmount()
-        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
-        fixture = nil
-    }
-
+final class QueryMountTests: MountTestCase {
     /// Bundles b0… titled "Item N", every `archivedEvery`-th archived, every
     /// third tagged "three" (and the other even ones `otherTag`, if given).
     private static func numberedItems(in corpus: Corpus, count: Int, archivedEvery: Int, mtimeStep: Int = 1, otherTag: String? = nil) {

@@ -9,15 +9,7 @@ import Glibc
 /// `tag/` make, remove and rename tags. Payloads are read back with
 /// Foundation's own parsers; every view shows each change as soon as the
 /// command returns; refusals have their errno; everything can be undone.
-final class ViewEditMountTests: XCTestCase {
-    private var fixture: MountedFixture!
-
-    override func tearDown() {
-        fixture?.unmount()
-        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted") }
-        fixture = nil
-    }
-
+final class ViewEditMountTests: MountTestCase {
     private static let jsonPayload = """
         {
           "title": "JSON item",

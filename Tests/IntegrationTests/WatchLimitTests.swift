@@ -8,14 +8,12 @@ import Glibc
 /// for the test, restored after): the mount still comes up, says once how to
 /// raise the limit, and polls what it cannot watch, so views still follow
 /// every change.
-final class WatchLimitTests: XCTestCase {
-    private var fixture: MountedFixture!
+final class WatchLimitTests: MountTestCase {
     private var savedLimit: String?
     private static let limitFile = "/proc/sys/fs/inotify/max_user_watches"
 
     override func tearDown() {
-        fixture?.unmount()
-        fixture = nil
+        super.tearDown()
         if let savedLimit { try? savedLimit.write(toFile: Self.limitFile, atomically: false, encoding: .utf8) }
         savedLimit = nil
     }

@@ -138,37 +138,20 @@ public final class ConfigurationReloader: @unchecked Sendable {
         // keep yet would never be read again (the caller asks for that reload).
     }
 
-    /// Writes a new file beside the old one, flushed to disk with the old
-    /// file's mode, and renames it over: a reader (or the watcher, or a
-    /// crash) sees the old text or the new, never half of one.
+    /// Writes a new file beside the old one and renames it over
+    /// (`AtomicFile`: flushed, the old file's mode and owner kept): a reader
+    /// (or the watcher, or a crash) sees the old text or the new, never half.
     private static func replaceFile(at link: String, with bytes: [UInt8]) throws(SystemError) {
         // A configuration that is a symlink (kept in a dotfiles repository)
         // stays one: the file it points at is the one replaced.
         let path = resolvedPath(link) ?? link
-        var old = stat()
-        let mode = stat(path, &old) == 0 ? old.st_mode & 0o7777 : 0o644
-        let temporary = path + ".queryfs-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw SystemError.current("open", path: temporary) }
-        var failure: SystemError?
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { failure = SystemError.current("write", path: temporary); break }
-            written += count
-        }
-        if failure == nil, fchmod(fd, mode) != 0 || fsync(fd) != 0 { failure = SystemError.current("fsync", path: temporary) }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = SystemError.current("rename", path: path)
-            unlink(temporary)
-            throw error
-        }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError.current("open", path: folder) }
+        defer { close(fd) }
+        try AtomicFile.replace(Array(name.utf8), in: fd, with: bytes)
     }
 }
 

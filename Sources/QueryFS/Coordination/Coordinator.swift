@@ -134,35 +134,9 @@ public struct Coordinator: Sendable {
         return fd
     }
 
-    /// Writes `data` to a hidden temporary beside `name`, flushes it, and renames it over `name`.
+    /// Writes `data` beside `name`, flushed, and renames it over (`AtomicFile`: mode and owner kept).
     private func writeFile(_ data: [UInt8], named name: [UInt8], in dirfd: Int32) throws {
-        let temporary = Array(".queryfs-write-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
-        let display = String(decoding: name, as: UTF8.self)
-        let fd = temporary.withCString { openat(dirfd, $0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        guard fd >= 0 else { throw SystemError.current("create", path: display) }
-        var failure: SystemError?
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError.current("write", path: display)
-                    return
-                }
-                offset += written
-            }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = SystemError.current("fsync", path: display) }
-        close(fd)
-        if failure == nil {
-            let renamed = temporary.withCString { from in name.withCString { to in renameat(dirfd, from, dirfd, to) } }
-            if renamed != 0 { failure = SystemError.current("rename", path: display) }
-        }
-        if let failure {
-            _ = temporary.withCString { unlinkat(dirfd, $0, 0) }
-            throw failure
-        }
+        try AtomicFile.replace(name, in: dirfd, with: data)
     }
 
     /// Removes a staging tree (best effort).

@@ -15,12 +15,7 @@ struct EditOptions: ParsableArguments {
     }
 
     func editor() throws -> ItemEditor {
-        let configuration: Configuration
-        do {
-            configuration = try Configuration.load(backing: backing, file: configFile)
-        } catch {
-            throw Failure("\(error)")
-        }
+        let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
         do {
             return ItemEditor(backing: try BackingDirectory(path: backing), sources: configuration.sources, lockTimeout: lockTimeout)
         } catch {

@@ -40,16 +40,20 @@ struct ListCommand: ParsableCommand {
 /// Loads a catalog as BACKING's configuration says, turning errors into the user's one line.
 enum CatalogLoader {
     static func load(_ backing: String, configFile: String? = nil, sources: FieldSources = FieldSources()) throws -> Catalog {
-        let configuration: Configuration
-        do {
-            configuration = try Configuration.load(backing: backing, file: configFile)
-        } catch {
-            throw Failure("\(error)")
-        }
+        let configuration = try configurationFor(backing, configFile: configFile)
         do {
             return try Catalog.load(backing: backing, configuration: configuration, sources: sources)
         } catch {
             throw Failure("cannot read backing directory \(backing): \(error.message)")
+        }
+    }
+
+    /// BACKING's configuration, its mistakes the user's one line.
+    static func configurationFor(_ backing: String, configFile: String?) throws -> Configuration {
+        do {
+            return try Configuration.load(backing: backing, file: configFile)
+        } catch {
+            throw Failure("\(error)")
         }
     }
 }
