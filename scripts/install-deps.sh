@@ -11,6 +11,8 @@ for extra in "$@"; do
     case "$extra" in
         attr) command -v setfattr >/dev/null 2>&1 || need+=(attr) ;;
         gio) command -v gio >/dev/null 2>&1 || need+=(libglib2.0-bin) ;;
+        inotify-tools) command -v inotifywait >/dev/null 2>&1 || need+=(inotify-tools) ;;
+        xvfb) command -v Xvfb >/dev/null 2>&1 || need+=(xvfb) ;;
         *) command -v "$extra" >/dev/null 2>&1 || need+=("$extra") ;;
     esac
 done

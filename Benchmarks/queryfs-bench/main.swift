@@ -5,6 +5,7 @@
 //   queryfs-bench latency MOUNT BACKING [--samples N]   (see Latency.swift)
 //   queryfs-bench smallfiles DIR [--count N]     (prints files/s written and read; SmallFiles.swift)
 //   queryfs-bench edits MOUNT BACKING [--samples N]     (ln -s / rm through a tag folder; EditLatency.swift)
+//   queryfs-bench events MOUNT BACKING [--samples N]    (change in BACKING → inotify event; EventLatency.swift)
 //
 // Scans BACKING into items and compares the time against the I/O floor: the
 // same directory walked with the same statx/open/getdents/read calls and no
@@ -51,6 +52,11 @@ if arguments.first == "latency", arguments.count >= 3 {
 if arguments.first == "edits", arguments.count >= 3 {
     let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
     EditLatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
+    exit(0)
+}
+if arguments.first == "events", arguments.count >= 3 {
+    let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
+    EventLatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
     exit(0)
 }
 if arguments.first == "smallfiles", arguments.count >= 2 {

@@ -20,3 +20,5 @@ int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, con
     }
     return 0;
 }
+
+pid_t qfs_thread_id(void) { return (pid_t)syscall(SYS_gettid); }

@@ -51,6 +51,9 @@ int qfs_removexattrat(int fd, const char *path, const char *name);
 /// groups (this thread only; see credentials.c). Returns 0, or -1 with errno.
 int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, const gid_t *groups);
 
+/// The calling thread's id (what FUSE reports as a request's pid).
+pid_t qfs_thread_id(void);
+
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;
 extern const int QFS_AT_EMPTY_PATH;

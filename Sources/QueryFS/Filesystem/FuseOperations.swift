@@ -44,6 +44,7 @@ enum FuseOperations {
         }
         ops.lookup = { request, parent, name in
             guard let name else { return FuseOperations.filesystem(request).fail(request, EINVAL) }
+            if FuseOperations.filesystem(request).answeredReplayLookup(request, parent: parent, name: name) { return }
             if let (fs, node) = FuseOperations.passthroughNode(request, parent) {
                 fs.replyPassthroughEntry(request, parent: node, name: name)
             } else {
@@ -68,6 +69,7 @@ enum FuseOperations {
             fuse_reply_attr(request, &attributes, fs.policy.viewTimeout)
         }
         ops.setattr = { request, id, attributes, toSet, info in
+            if FuseOperations.filesystem(request).answeredReplaySetattr(request, id: id) { return }
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.refuseOnView(request, "setattr") }
             fs.coordinated(request, [node.item]) {
                 fs.passthroughSetattr(request, node, attributes: attributes!, toSet: toSet, info: info)
@@ -84,6 +86,7 @@ enum FuseOperations {
             }
         }
         ops.mkdir = { request, parent, name, mode in
+            if FuseOperations.filesystem(request).answeredReplayMake(request, parent: parent, name: name!) { return }
             if parent == NodeID.queryRoot { return FuseOperations.filesystem(request).queryMkdir(request, name: String(cString: name!)) }
             if parent == NodeID.tagRoot { return FuseOperations.filesystem(request).tagMkdir(request, name: String(cString: name!)) }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.refuseOnView(request, "mkdir") }
@@ -92,6 +95,7 @@ enum FuseOperations {
             }
         }
         ops.symlink = { request, link, parent, name in
+            if FuseOperations.filesystem(request).answeredReplayMake(request, parent: parent, name: name!) { return }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else {
                 return FuseOperations.filesystem(request).viewSymlink(request, target: link!, parent: parent, name: name!)
             }
@@ -108,6 +112,7 @@ enum FuseOperations {
             }
         }
         ops.unlink = { request, parent, name in
+            if FuseOperations.filesystem(request).answeredReplayRemoval(request) { return }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else {
                 return FuseOperations.filesystem(request).viewUnlink(request, parent: parent, name: name!)
             }
@@ -116,6 +121,7 @@ enum FuseOperations {
             }
         }
         ops.rmdir = { request, parent, name in
+            if FuseOperations.filesystem(request).answeredReplayRemoval(request) { return }
             if parent == NodeID.queryRoot { return FuseOperations.filesystem(request).queryRmdir(request, name: String(cString: name!)) }
             if parent == NodeID.tagRoot { return FuseOperations.filesystem(request).tagRmdir(request, name: String(cString: name!)) }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent) else { return FuseOperations.refuseOnView(request, "rmdir") }
@@ -124,6 +130,7 @@ enum FuseOperations {
             }
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
+            if FuseOperations.filesystem(request).answeredReplayRemoval(request) { return }
             guard let (fs, node) = FuseOperations.passthroughNode(request, parent), let (_, target) = FuseOperations.passthroughNode(request, newParent) else {
                 return FuseOperations.filesystem(request).viewRename(request, parent: parent, name: name!, newParent: newParent, newName: newName!, flags: flags)
             }

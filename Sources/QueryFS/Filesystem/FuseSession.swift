@@ -30,6 +30,8 @@ public struct FuseSession {
         public var ageRecountSeconds: Double?
         /// How many ad-hoc `query/` folders (not saved) are kept live.
         public var queryFolderLimit = 256
+        /// Whether changes made in BACKING raise inotify events on the mount (`EventReplayer`).
+        public var events = true
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -138,6 +140,16 @@ public struct FuseSession {
 
         filesystem.nameInvalidations.start(session: session)
         defer { filesystem.nameInvalidations.stop() }
+        if options.events {
+            do {
+                let replayer = try EventReplayer(filesystem: filesystem, mountPoint: mountPoint)
+                filesystem.eventReplayer = replayer
+                replayer.start()
+            } catch {
+                log("no inotify events for changes in BACKING: \(error)")
+            }
+        }
+        defer { filesystem.eventReplayer?.stop() }
         let invalidator = KernelCacheInvalidator(filesystem: filesystem)
         catalog.subscribe { update in invalidator.apply(update) }
         catalog.start()

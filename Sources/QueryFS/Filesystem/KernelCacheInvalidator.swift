@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFuse
+import CSystemShims
 
 /// Turns each burst of the live catalog into kernel cache invalidations, so
 /// the kernel can keep day-long timeouts and still never show a stale
@@ -21,6 +22,10 @@ struct KernelCacheInvalidator {
     var wholeFolderThreshold = 256
 
     func apply(_ update: LiveCatalog.Update) {
+        var events: [EventReplayer.Step] = []
+        defer { filesystem.eventReplayer?.add(events) }
+        let replaying = filesystem.eventReplayer != nil
+        let bound = filesystem.eventReplayer?.bound ?? 0
         let now = Timestamp.now
         let folders = filesystem.folders
         var changedItems = Set<ItemName>()
@@ -49,7 +54,12 @@ struct KernelCacheInvalidator {
                     folder.replace(ViewListing(records: []), at: now)
                     invalidateInode(folder.id)
                     invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
+                    if replaying { events.append(.entries(folder: folder, script: EventScript(old: old, new: folder.listing, change: change, bound: bound))) }
                     continue
+                }
+                if replaying, let parent = filesystem.parentID(ofFolderAt: change.path) {
+                    events.append(.folder(parent: parent, parentPath: Array(change.path.dropLast()), name: change.path.last!,
+                                          entry: folderEntry(folder), made: false))
                 }
                 filesystem.tagRootLock.withLock { folders.removeFolder(path: change.path) }
                 folder.replace(ViewListing(records: []), at: now)
@@ -66,14 +76,60 @@ struct KernelCacheInvalidator {
                 invalidateInode(NodeID.tagRoot)
             }
             invalidateInode(folder.id)
-            guard let old else { continue }
+            guard let old else {
+                if replaying, let parent = filesystem.parentID(ofFolderAt: change.path) {
+                    events.append(.folder(parent: parent, parentPath: Array(change.path.dropLast()), name: change.path.last!,
+                                          entry: folderEntry(folder), made: true))
+                }
+                continue
+            }
             invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
+            if replaying { events.append(.entries(folder: folder, script: EventScript(old: old, new: folder.listing, change: change, bound: bound))) }
             for item in changedItems {
                 invalidateInode(NodeID.entry(folder: folder.serial, item: folders.serial(of: item)))
             }
         }
+        var touchedPaths: [[UInt8]] = []
         for item in update.touchedItems {
-            invalidatePassthrough(item: item)
+            let changedFiles = invalidatePassthrough(item: item, replaying: replaying)
+            guard replaying else { continue }
+            switch bundleEvent(item) {
+            case .made: events.append(.bundleMade(item))
+            case .gone(let node): events.append(.bundleGone(item, entry: goneEntry(node)))
+            case .changed: touchedPaths += [item.bytes] + changedFiles
+            case nil: break
+            }
+        }
+        if !touchedPaths.isEmpty { events.append(.touched(touchedPaths)) }
+    }
+
+    private func folderEntry(_ folder: ViewFolder) -> fuse_entry_param {
+        filesystem.entryParameters(id: folder.id, attributes: filesystem.directoryAttributes(id: folder.id, changed: folder.changed),
+                                   timeout: filesystem.policy.viewTimeout)
+    }
+
+    private enum BundleEvent { case made, gone(node: PassthroughNode), changed }
+
+    /// The entry a gone bundle had: its descriptor still reads its last status.
+    private func goneEntry(_ node: PassthroughNode) -> fuse_entry_param {
+        var status = stat()
+        fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
+        status.st_ino = ino_t(node.id)
+        return filesystem.entryParameters(id: node.id, attributes: status, timeout: 0)
+    }
+
+    /// What a watcher of bundles/ is to hear about `item`: judged by whether
+    /// the kernel holds a node for it (a watcher that listed bundles/ holds one
+    /// for every bundle) and whether BACKING still has it.
+    private func bundleEvent(_ item: ItemName) -> BundleEvent? {
+        var status = stat()
+        let exists = item.withCString { fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
+        let held = filesystem.passthrough.nodes(inItem: item).first { $0.parent == NodeID.bundles && $0.name == item.bytes }
+        switch (held, exists) {
+        case (nil, true): return .made
+        case (let node?, false): return .gone(node: node)
+        case (_?, true): return .changed
+        case (nil, false): return nil
         }
     }
 
@@ -118,7 +174,11 @@ struct KernelCacheInvalidator {
     /// A node whose file is unchanged since its last invalidation is left
     /// alone: a bundle being filled with thousands of files would otherwise
     /// cost thousands of invalidations per burst.
-    private func invalidatePassthrough(item: ItemName) {
+    /// Returns the paths (under bundles/) of the item's files, directly in
+    /// it, that changed: where the event replay touches them.
+    private func invalidatePassthrough(item: ItemName, replaying: Bool) -> [[UInt8]] {
+        var changed: [[UInt8]] = []
+        let folderNode = filesystem.passthrough.nodes(inItem: item).first { $0.parent == NodeID.bundles && $0.name == item.bytes }?.id
         let now = Timestamp.now
         for node in filesystem.passthrough.nodes(inItem: item) {
             var status = stat()
@@ -128,19 +188,23 @@ struct KernelCacheInvalidator {
             if !same {
                 node.invalidatedState = nil
                 invalidateInode(node.id)
-                invalidateEntry(parent: node.parent, name: node.name)
+                // A gone bundle's own name: the event replay reports its deletion.
+                if !(replaying && node.parent == NodeID.bundles) { invalidateEntry(parent: node.parent, name: node.name) }
+                if node.parent == folderNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
                 continue
             }
             let stamp = FileChangeStamp(status)
             if let previous = node.invalidatedState, previous.settled, previous.stamp == stamp { continue }
+            if node.parent == folderNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
             invalidateInode(node.id)
             node.invalidatedState = (stamp, stamp.isSettled(takenAt: now))
         }
         // The item itself in bundles/, if the kernel holds a dentry for a name now gone.
         var status = stat()
-        if item.withCString({ fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
+        if !replaying, item.withCString({ fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
             invalidateEntry(parent: NodeID.bundles, name: item.bytes)
         }
+        return changed
     }
 
     private var notifications: KernelNotifications? {
@@ -148,6 +212,13 @@ struct KernelCacheInvalidator {
     }
 
     private func invalidateInode(_ id: UInt64) {
+        // The root, tag/ and query/ have no ViewFolder: their mtime moves here.
+        switch id {
+        case NodeID.root: filesystem.rootClock.tick()
+        case NodeID.tagRoot: filesystem.tagRootClock.tick()
+        case NodeID.queryRoot: filesystem.queryRootClock.tick()
+        default: break
+        }
         notifications?.invalidateInode(id)
     }
 

@@ -21,6 +21,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// Regular files the kernel reads and writes itself (FUSE passthrough).
     let kernelPassthrough: KernelPassthrough
     let mountTime: Timestamp
+    /// When the root's, `tag/`'s and `query/`'s own listings last changed.
+    let rootClock: FolderClock, tagRootClock: FolderClock, queryRootClock: FolderClock
     let owner: (uid: uid_t, gid: gid_t)
     /// Serializes tag/ listings with tag folders appearing and vanishing (see ViewFolder.replyLock).
     let tagRootLock = PlainLock()
@@ -45,6 +47,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     let madeTagFolders = Mutex<Set<String>>([])
     /// The thread that tells the kernel which names to forget.
     let nameInvalidations: NameInvalidations
+    /// Replays the watcher's changes through the mount for inotify (nil: `--no-events`, or not mounted).
+    var eventReplayer: EventReplayer?
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"
@@ -65,6 +69,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         mountTime = Timestamp(seconds: Int64(now.tv_sec), nanoseconds: UInt32(now.tv_nsec))
+        (rootClock, tagRootClock, queryRootClock) = (FolderClock(mountTime), FolderClock(mountTime), FolderClock(mountTime))
         owner = (getuid(), getgid())
         catalog.withIndex { index in
             fixedPathsStorage = index.viewSet.fixed.map(\.path)
@@ -182,6 +187,15 @@ public final class QueryFilesystem: @unchecked Sendable {
     }
 
     // MARK: Attributes
+
+    /// When a folder without a `ViewFolder` (the root, `tag/`, `query/`) last changed.
+    func changed(_ id: UInt64) -> Timestamp {
+        switch id {
+        case NodeID.tagRoot: tagRootClock.changed
+        case NodeID.queryRoot: queryRootClock.changed
+        default: rootClock.changed
+        }
+    }
 
     func directoryAttributes(id: UInt64, changed: Timestamp) -> stat {
         var attributes = stat()

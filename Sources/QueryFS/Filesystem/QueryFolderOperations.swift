@@ -77,10 +77,12 @@ extension QueryFilesystem {
         let path = [ViewDefinition.queryFolder, name]
         var made: ViewFolder?
         try catalog.queryView(name) { records in made = installListing(of: path, records: records, at: Timestamp.now).folder }
+        queryRootClock.tick()
         return made!
     }
 
     private func removeQueryFolder(_ name: String) {
+        queryRootClock.tick()
         catalog.forgetQueryView(name)
         let path = [ViewDefinition.queryFolder, name]
         // Its serial stays taken (ids are never reused); its records need not.
@@ -125,6 +127,7 @@ extension QueryFilesystem {
             let dropped = dropUnusedQueryFolders()
             guard let session, !dropped.isEmpty else { return }
             for name in dropped { nameInvalidations.add(parent: NodeID.queryRoot, name: Array(name.utf8)) }
+            queryRootClock.tick()
             KernelNotifications(session: session, log: catalog.logMessage).invalidateInode(NodeID.queryRoot)
         }
     }

@@ -216,6 +216,7 @@ extension QueryFilesystem {
         }
         guard folders.folder(path: [ViewDefinition.tagFolder, name]) == nil else { return fail(request, EEXIST) }
         madeTagFolders.withLock { _ = $0.insert(name) }
+        tagRootClock.tick()
         let folder = tagRootLock.withLock { installListing(of: [ViewDefinition.tagFolder, name], records: [], at: .now).folder }
         replyFolderEntry(request, folder)
     }
@@ -225,6 +226,7 @@ extension QueryFilesystem {
         guard let folder = folders.folder(path: [ViewDefinition.tagFolder, name]) else { return fail(request, ENOENT) }
         guard folder.listing.count == 0 else { return fail(request, ENOTEMPTY) }
         madeTagFolders.withLock { _ = $0.remove(name) }
+        tagRootClock.tick()
         tagRootLock.withLock { folders.removeFolder(path: [ViewDefinition.tagFolder, name]) }
         fail(request, 0)
     }
@@ -242,6 +244,7 @@ extension QueryFilesystem {
         madeTagFolders.withLock { made in
             if made.remove(from) != nil || items.isEmpty { made.insert(to) }
         }
+        tagRootClock.tick()
         tagRootLock.withLock { folders.moveFolder(from: [ViewDefinition.tagFolder, from], to: [ViewDefinition.tagFolder, to]) }
         var failure: Int32 = 0
         for item in items {

@@ -130,10 +130,34 @@ final class ViewFolder: @unchecked Sendable {
         replyLock.withLock {
             lock.withLock {
                 listingStorage = listing
-                changedStorage = time
+                changedStorage = changedStorage.advanced(to: time)
             }
         }
     }
+}
+
+extension Timestamp {
+    /// `time`, or a nanosecond past self if `time` is not later: a folder's
+    /// mtime moves forward with every change of its listing, so programs
+    /// that poll folder times (lf, Plex, backup tools) always see it move.
+    func advanced(to time: Timestamp) -> Timestamp {
+        if time > self { return time }
+        return nanoseconds < 999_999_999 ? Timestamp(seconds: seconds, nanoseconds: nanoseconds + 1)
+            : Timestamp(seconds: seconds &+ 1, nanoseconds: 0)
+    }
+}
+
+/// The time the listing of a folder without a `ViewFolder` of its own (the
+/// root, `tag/`, `query/`) last changed.
+final class FolderClock: @unchecked Sendable {
+    private let lock = PlainLock()
+    private var time: Timestamp
+
+    init(_ time: Timestamp) { self.time = time }
+
+    var changed: Timestamp { lock.withLock { time } }
+
+    func tick(_ now: Timestamp = .now) { lock.withLock { time = time.advanced(to: now) } }
 }
 
 /// Every view folder and every item the mount has shown, with the serial

@@ -20,11 +20,11 @@ extension QueryFilesystem {
                 var entry = entryParameters(id: NodeID.bundles, attributes: status, timeout: policy.itemTimeout)
                 fuse_reply_entry(request, &entry)
             } else if text == ViewDefinition.tagFolder {
-                var entry = entryParameters(id: NodeID.tagRoot, attributes: directoryAttributes(id: NodeID.tagRoot, changed: mountTime),
+                var entry = entryParameters(id: NodeID.tagRoot, attributes: directoryAttributes(id: NodeID.tagRoot, changed: changed(NodeID.tagRoot)),
                                             timeout: policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
             } else if text == ViewDefinition.queryFolder {
-                var entry = entryParameters(id: NodeID.queryRoot, attributes: directoryAttributes(id: NodeID.queryRoot, changed: mountTime),
+                var entry = entryParameters(id: NodeID.queryRoot, attributes: directoryAttributes(id: NodeID.queryRoot, changed: changed(NodeID.queryRoot)),
                                             timeout: policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
             } else if let folder = folders.folder(path: [text]) {
@@ -74,7 +74,7 @@ extension QueryFilesystem {
     /// Attributes of a view-side node, or nil if there is no such node.
     func viewAttributes(of id: UInt64) -> stat? {
         switch NodeID.kind(of: id) {
-        case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: mountTime)
+        case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: changed(id))
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
             return directoryAttributes(id: id, changed: folder.changed)
@@ -121,8 +121,8 @@ extension QueryFilesystem {
     /// The listing of a view-side directory, fixed at opendir.
     func viewDirectoryListing(of id: UInt64) -> DirectoryListing? {
         let dots: [DirectoryListing.Entry] = [
-            .init(name: Array(".".utf8), attributes: directoryAttributes(id: id, changed: mountTime), id: 0),
-            .init(name: Array("..".utf8), attributes: directoryAttributes(id: NodeID.root, changed: mountTime), id: 0),
+            .init(name: Array(".".utf8), attributes: directoryAttributes(id: id, changed: changed(id)), id: 0),
+            .init(name: Array("..".utf8), attributes: directoryAttributes(id: NodeID.root, changed: changed(NodeID.root)), id: 0),
         ]
         switch NodeID.kind(of: id) {
         case .root:
@@ -136,9 +136,9 @@ extension QueryFilesystem {
                                       attributes: directoryAttributes(id: folder.id, changed: folder.changed), id: folder.id))
             }
             children.append(.init(name: Array(ViewDefinition.tagFolder.utf8),
-                                  attributes: directoryAttributes(id: NodeID.tagRoot, changed: mountTime), id: NodeID.tagRoot))
+                                  attributes: directoryAttributes(id: NodeID.tagRoot, changed: changed(NodeID.tagRoot)), id: NodeID.tagRoot))
             children.append(.init(name: Array(ViewDefinition.queryFolder.utf8),
-                                  attributes: directoryAttributes(id: NodeID.queryRoot, changed: mountTime), id: NodeID.queryRoot))
+                                  attributes: directoryAttributes(id: NodeID.queryRoot, changed: changed(NodeID.queryRoot)), id: NodeID.queryRoot))
             return DirectoryListing(count: children.count) { children[$0] }
         case .queryRoot:
             return folderListing(dots, in: [ViewDefinition.queryFolder], named: folders.queryFolders)

@@ -34,6 +34,8 @@ struct MountCommand: ParsableCommand {
     var ageRecount: Double = 60
     @Option(name: .customLong("query-folders"), help: "How many ad-hoc query/ folders stay live; the least recently used beyond it are dropped (made again when looked up).")
     var queryFolderLimit = 256
+    @Flag(name: .customLong("no-events"), help: "Raise no inotify events for changes made in BACKING (file managers then need a refresh to see them).")
+    var noEvents = false
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
     @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
@@ -56,6 +58,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.configFile = configFile
         sessionOptions.ageRecountSeconds = ageRecount
         sessionOptions.queryFolderLimit = queryFolderLimit
+        sessionOptions.events = !noEvents
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
         let session = FuseSession(options: sessionOptions, log: { message in mountLog.write(message) })
@@ -81,6 +84,7 @@ struct MountCommand: ParsableCommand {
         arguments += ["--lock-timeout", String(lockTimeout)]
         if noCoordination { arguments.append("--no-coordination") }
         if noPassthrough { arguments.append("--no-passthrough") }
+        if noEvents { arguments.append("--no-events") }
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
         arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]

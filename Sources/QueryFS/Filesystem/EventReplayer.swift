@@ -1,0 +1,227 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+import Synchronization
+
+/// Makes the kernel raise inotify events for changes the watcher found in
+/// BACKING. inotify on a FUSE mount hears only operations made through the
+/// mount, so this thread makes them: for each change it calls `unlink`,
+/// `rename`, `symlink`, `mkdir`, `rmdir` and `utimensat` on the mountpoint,
+/// and the request handlers, seeing the request come from this thread
+/// (`isReplay`), answer each as a confirmation of the state the watcher
+/// already published (`ReplayAnswers`) — nothing in BACKING changes, no
+/// item lock is taken, no edit is made or journaled.
+///
+/// Its own thread: the watcher must never wait on a folder lock in the
+/// kernel (an edit holds one while it waits for the watcher), so it queues
+/// steps here and goes on. Past `bound` operations in one folder the
+/// replay keeps only the entries that came, left, moved or changed, and
+/// touches the folder itself (see DEVELOPERS.md, "Events for file managers").
+final class EventReplayer: @unchecked Sendable {
+    /// What one step asks the kernel to see.
+    enum Step {
+        /// Entry operations in a view folder, then (when over the bound) the folder itself touched.
+        case entries(folder: ViewFolder, script: EventScript)
+        /// A folder of `tag/` or `query/` (or the root) appeared or went.
+        case folder(parent: UInt64, parentPath: [String], name: String, entry: fuse_entry_param, made: Bool)
+        /// A bundle of BACKING appeared (`mkdir` in bundles/).
+        case bundleMade(ItemName)
+        /// A bundle of BACKING went (`rmdir` in bundles/ of the node the kernel holds).
+        case bundleGone(ItemName, entry: fuse_entry_param)
+        /// Files of BACKING changed: `utimensat` on each path under bundles/.
+        case touched([[UInt8]])
+    }
+
+    /// The per-folder operation bound: below it every renamed entry gets
+    /// its own event. Each rename is two events; inotify queues 16,384 per
+    /// watcher by default and GIO drops an overflow silently, so the bound
+    /// keeps a burst far below that, and a replay of it well under 50 ms.
+    static let defaultBound = 1000
+    /// Steps queued past this are merged into folder touches (a watcher
+    /// behind by this much is better served by one reload than by history).
+    static let queuedStepLimit = 256
+
+    let bound: Int
+    private let filesystem: QueryFilesystem
+    private let mountPoint: [UInt8]
+    private let threadID = Atomic<Int32>(0)
+    private let queueLock = PlainLock()
+    private let wake: WakeSignal
+    private var queue: [Step] = []
+    private var stopped = false
+    private let finished: WakeSignal
+    /// What handlers answer this thread (its current operation).
+    let answers = ReplayAnswers()
+
+    init(filesystem: QueryFilesystem, mountPoint: String, bound: Int = EventReplayer.defaultBound) throws(SystemError) {
+        wake = try WakeSignal()
+        finished = try WakeSignal()
+        self.filesystem = filesystem
+        self.mountPoint = Array(mountPoint.utf8)
+        self.bound = bound
+    }
+
+    /// Whether `request` was made by this thread.
+    func isReplay(_ request: fuse_req_t?) -> Bool {
+        guard let context = fuse_req_ctx(request) else { return false }
+        let own = threadID.load(ordering: .relaxed)
+        return own != 0 && context.pointee.pid == own
+    }
+
+    func start() {
+        startThread { [self] in
+            threadID.store(qfs_thread_id(), ordering: .relaxed)
+            while let steps = next() {
+                for step in steps { replay(step) }
+            }
+            finished.wake()
+        }
+    }
+
+    /// Ends the thread after the step in progress (at most a second's wait):
+    /// the session must outlive every operation it makes.
+    func stop() {
+        queueLock.withLock { stopped = true; queue.removeAll() }
+        wake.wake()
+        _ = finished.wait(milliseconds: 1000)
+    }
+
+    func add(_ steps: [Step]) {
+        guard !steps.isEmpty else { return }
+        queueLock.withLock {
+            queue += steps
+            if queue.count > Self.queuedStepLimit { queue = Self.merged(queue) }
+        }
+        wake.wake()
+    }
+
+    /// A backlog as folder touches: one per view folder, no entry operations.
+    private static func merged(_ steps: [Step]) -> [Step] {
+        var seen = Set<UInt32>()
+        var result: [Step] = []
+        for step in steps {
+            guard case .entries(let folder, _) = step else { result.append(step); continue }
+            guard seen.insert(folder.serial).inserted else { continue }
+            result.append(.entries(folder: folder, script: EventScript.folderOnly))
+        }
+        return result
+    }
+
+    private func next() -> [Step]? {
+        while true {
+            let taken: [Step]? = queueLock.withLock {
+                if stopped { return nil }
+                defer { queue.removeAll() }
+                return queue
+            }
+            guard let taken else { return nil }
+            if !taken.isEmpty { return taken }
+            _ = wake.wait(milliseconds: -1)
+            wake.drain()
+        }
+    }
+
+    // MARK: Replaying
+
+    private func replay(_ step: Step) {
+        switch step {
+        case .entries(let folder, let script):
+            replay(script, in: folder)
+        case .folder(let parent, let parentPath, let name, let entry, let made):
+            let path = self.path(parentPath, Array(name.utf8))
+            if made {
+                perform(parent: parent, present: [:], made: entry, invalidating: [Array(name.utf8)], at: path) { mkdir($0, 0o755) }
+            } else {
+                perform(parent: parent, present: [Array(name.utf8): entry], invalidating: [Array(name.utf8)], at: path) { rmdir($0) }
+            }
+        case .bundleMade(let item):
+            perform(parent: NodeID.bundles, present: [:], madePassthrough: true, invalidating: [item.bytes],
+                    at: path([QueryFilesystem.bundlesName], item.bytes)) { mkdir($0, 0o755) }
+        case .bundleGone(let item, let entry):
+            // Its dentry, if cached, is the one the rmdir removes: not dropped first.
+            perform(parent: NodeID.bundles, present: [item.bytes: entry], invalidating: [],
+                    at: path([QueryFilesystem.bundlesName], item.bytes)) { rmdir($0) }
+        case .touched(let paths):
+            for relative in paths {
+                answers.expect(ReplayAnswers.Expected(parent: 0, present: [:]))
+                let full = path([QueryFilesystem.bundlesName], relative)
+                _ = full.withCString { utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW) }
+            }
+            answers.expect(nil)
+        }
+    }
+
+    private func replay(_ script: EventScript, in folder: ViewFolder) {
+        let folderPath = folder.path
+        for operation in script.operations {
+            switch operation {
+            case .remove(let name, let record):
+                perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [name], at: path(folderPath, name)) { unlink($0) }
+            case .rename(let from, let to, let record):
+                let source = path(folderPath, from), target = path(folderPath, to)
+                perform(parent: folder.id, present: [from: entry(record, in: folder)], invalidating: [from, to], at: source) { source in
+                    target.withCString { rename(source, $0) }
+                }
+            case .create(let name, let record):
+                let target = filesystem.linkStyle.target(for: record.name, depth: folder.depth)
+                perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name], at: path(folderPath, name)) {
+                    symlink(target, $0)
+                }
+            case .touch(let name, let record):
+                perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [], at: path(folderPath, name)) {
+                    utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW)
+                }
+            }
+        }
+        if script.overBound {
+            // The folder's own IN_ATTRIB: KIO lists a folder again when it gets one.
+            answers.expect(ReplayAnswers.Expected(parent: 0, present: [:]))
+            _ = path(folderPath, nil).withCString { utimensat(AT_FDCWD, $0, nil, 0) }
+            answers.expect(nil)
+        }
+    }
+
+    /// Makes one operation on `fullPath` with the answers the handlers give
+    /// this thread meanwhile. Names it works on are first dropped from the
+    /// kernel's cache: a watcher's lookup since the change may have cached
+    /// the new state there, which would make the kernel refuse the operation
+    /// (or skip it) without asking — and raise no event.
+    private func perform(parent: UInt64, present: [[UInt8]: fuse_entry_param], made: fuse_entry_param? = nil, madePassthrough: Bool = false,
+                         invalidating names: [[UInt8]], at fullPath: [UInt8]? = nil, _ operation: (UnsafePointer<CChar>) -> Int32)
+    {
+        for name in names { notifications?.invalidateEntry(parent: parent, name: name) }
+        answers.expect(ReplayAnswers.Expected(parent: parent, present: present, made: made, madePassthrough: madePassthrough))
+        defer { answers.expect(nil) }
+        guard let fullPath else { return }
+        if fullPath.withCString(operation) != 0 {
+            let code = errno
+            // The mount is going away, or a user's edit got there first: the event is theirs.
+            if code != ENOENT && code != EEXIST && code != ENOTCONN {
+                filesystem.catalog.logMessage("event replay: \(String(decoding: fullPath, as: UTF8.self)): \(String(cString: strerror(code)))")
+            }
+        }
+    }
+
+    private func entry(_ record: ItemRecord, in folder: ViewFolder) -> fuse_entry_param {
+        let id = NodeID.entry(folder: folder.serial, item: filesystem.folders.serial(of: record.name))
+        var entry = filesystem.entryParameters(id: id, attributes: filesystem.entryAttributes(id: id, record: record, depth: folder.depth),
+                                               timeout: filesystem.policy.viewTimeout)
+        // Attributes are asked for again: the record replayed may be older than the latest.
+        entry.attr_timeout = 0
+        return entry
+    }
+
+    /// MOUNTPOINT/folder/name as bytes (names may be any bytes but `/` and NUL).
+    private func path(_ folder: [String], _ name: [UInt8]?) -> [UInt8] {
+        var bytes = mountPoint
+        for component in folder { bytes.append(UInt8(ascii: "/")); bytes += Array(component.utf8) }
+        if let name { bytes.append(UInt8(ascii: "/")); bytes += name }
+        return bytes
+    }
+
+    private var notifications: KernelNotifications? {
+        filesystem.session.map { KernelNotifications(session: $0, log: filesystem.catalog.logMessage) }
+    }
+}

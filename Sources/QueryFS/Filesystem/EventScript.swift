@@ -1,0 +1,140 @@
+/// The filesystem operations that turn one view folder's old listing into
+/// its new one, as a file manager watching the folder should see them:
+/// removals (`unlink`), entries whose name changed — a new rank or a new
+/// title — (`rename`), insertions (`symlink`) and entries whose item changed
+/// in place (`utimensat`). Replayed through the mount by `EventReplayer`,
+/// each raises its inotify event; applied in order to the old listing they
+/// give the new one.
+struct EventScript {
+    enum Operation: Equatable {
+        case remove(name: [UInt8], record: ItemRecord)
+        case rename(from: [UInt8], to: [UInt8], record: ItemRecord)
+        case create(name: [UInt8], record: ItemRecord)
+        case touch(name: [UInt8], record: ItemRecord)
+
+        static func == (lhs: Operation, rhs: Operation) -> Bool {
+            switch (lhs, rhs) {
+            case let (.remove(a, _), .remove(b, _)), let (.create(a, _), .create(b, _)), let (.touch(a, _), .touch(b, _)): a == b
+            case let (.rename(a, b, _), .rename(c, d, _)): a == c && b == d
+            default: false
+            }
+        }
+    }
+
+    var operations: [Operation] = []
+    /// True when the change renamed more entries than the bound: only the
+    /// entries that came, left, moved or changed have operations; the
+    /// others keep their old rank in a watcher's copy (their stale names
+    /// still resolve, see `ViewListing.index(ofEntryMeaning:)`) and the
+    /// folder's own attribute change tells KIO to list it again.
+    var overBound = false
+
+    /// A name no entry can have (entry names start with a rank), for the
+    /// rare cycle of renames (two entries of the same title trading ranks).
+    static func parkingName(_ serial: Int) -> [UInt8] { Array(".queryfs-event-\(serial)".utf8) }
+
+    /// No entry operations, only the folder's own attribute change.
+    static var folderOnly: EventScript { EventScript() }
+    private init() { overBound = true }
+
+    /// The script from `old` to `new` for `change`, with at most about
+    /// `bound` operations.
+    init(old: ViewListing, new: ViewListing, change: ViewChange, bound: Int) {
+        let diff = change.diff
+        let range = change.shiftedRange
+        let leaving = Set(diff.deletions).union(diff.moves.map(\.from))
+        let arriving = Set(diff.insertions).union(diff.moves.map(\.to))
+        overBound = range.count + diff.updates.count > bound
+        var removals: [Operation] = [], renames: [(from: [UInt8], to: [UInt8], record: ItemRecord)] = []
+        var creations: [Operation] = [], touches: [Operation] = []
+        for index in diff.deletions where index < old.count { removals.append(.remove(name: old.name(at: index), record: old.records[index])) }
+        for move in diff.moves where move.from < old.count && move.to < new.count {
+            let (was, now) = (old.name(at: move.from), new.name(at: move.to))
+            if was == now { touches.append(.touch(name: now, record: new.records[move.to])) } else { renames.append((was, now, new.records[move.to])) }
+        }
+        // A new entry's name is taken only if the old entry of that rank had
+        // the same title and is still there: such creations wait for the renames.
+        var creationsAfterRenames: [Operation] = []
+        let removed = Set(diff.deletions)
+        for index in diff.insertions where index < new.count {
+            let name = new.name(at: index)
+            let taken = index < old.count && !removed.contains(index) && old.name(at: index) == name
+            if taken { creationsAfterRenames.append(.create(name: name, record: new.records[index])) } else { creations.append(.create(name: name, record: new.records[index])) }
+        }
+        var updated = Set(diff.updates)
+        // Entries that stayed keep their order: pair them old to new across
+        // the shifted range (before it nothing moved).
+        if !overBound {
+            var (oldIndex, newIndex) = (range.lowerBound, range.lowerBound)
+            while oldIndex < old.count, newIndex < new.count, oldIndex < range.upperBound || newIndex < range.upperBound {
+                if leaving.contains(oldIndex) { oldIndex += 1; continue }
+                if arriving.contains(newIndex) { newIndex += 1; continue }
+                let (was, now) = (old.name(at: oldIndex), new.name(at: newIndex))
+                if was != now {
+                    renames.append((was, now, new.records[newIndex]))
+                } else if updated.contains(oldIndex) {
+                    touches.append(.touch(name: now, record: new.records[newIndex]))
+                }
+                updated.remove(oldIndex)
+                oldIndex += 1
+                newIndex += 1
+            }
+        }
+        // Updates outside the shifted range (or all of them, over the bound) keep their rank.
+        for index in updated.sorted() where index < old.count {
+            let newIndex = change.updatedTo[index] ?? index
+            guard newIndex < new.count else { continue }
+            let (was, now) = (old.name(at: index), new.name(at: newIndex))
+            if was != now { renames.append((was, now, new.records[newIndex])) } else { touches.append(.touch(name: now, record: new.records[newIndex])) }
+        }
+        // New entries first after removals: the event a watcher waits for
+        // (the item that came) should not queue behind a thousand rank renames.
+        operations = removals + creations + Self.ordered(renames) + creationsAfterRenames + touches
+    }
+
+    /// Renames in an order where no target is still another rename's source
+    /// (renaming onto a name in use would replace that entry): a rename goes
+    /// once the entry holding its target has moved on; a cycle is broken by
+    /// parking one entry under a hidden name.
+    static func ordered(_ renames: [(from: [UInt8], to: [UInt8], record: ItemRecord)]) -> [Operation] {
+        var pending = renames
+        var sources = Set(pending.map(\.from))
+        var result: [Operation] = []
+        var parked = 0
+        while !pending.isEmpty {
+            var waiting: [(from: [UInt8], to: [UInt8], record: ItemRecord)] = []
+            for rename in pending {
+                if sources.contains(rename.to) && rename.to != rename.from {
+                    waiting.append(rename)
+                } else {
+                    result.append(.rename(from: rename.from, to: rename.to, record: rename.record))
+                    sources.remove(rename.from)
+                }
+            }
+            if waiting.count == pending.count, var first = waiting.first {
+                let parking = parkingName(parked)
+                parked += 1
+                result.append(.rename(from: first.from, to: parking, record: first.record))
+                sources.remove(first.from)
+                first.from = parking
+                waiting[0] = first
+            }
+            pending = waiting
+        }
+        return result
+    }
+
+    /// What applying `operations` to `names` gives (for tests: it must be the new listing).
+    static func apply(_ operations: [Operation], to names: [[UInt8]]) -> Set<[UInt8]> {
+        var present = Set(names)
+        for operation in operations {
+            switch operation {
+            case .remove(let name, _): present.remove(name)
+            case .rename(let from, let to, _): present.remove(from); present.insert(to)
+            case .create(let name, _): present.insert(name)
+            case .touch: break
+            }
+        }
+        return present
+    }
+}

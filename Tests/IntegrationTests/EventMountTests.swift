@@ -1,0 +1,190 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 15: changes made directly in BACKING raise inotify events on the
+/// mount, in every folder where they show, as `inotifywait` and GIO's
+/// `gio monitor` (what Nautilus uses) receive them; applied to the old
+/// listing, the events give the new one.
+final class EventMountTests: MountTestCase {
+    private func mount(_ extra: [String] = [], corpus: ((Corpus) -> Void)? = nil) throws {
+        fixture = MountedFixture(corpus: corpus ?? { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["swift"], mtime: 5_000)
+            corpus.bundle("b.hpwebsite", title: "Beta", tags: ["swift", "rust"], mtime: 4_000)
+            corpus.bundle("c.hpwebsite", title: "Gamma", mtime: 3_000)
+            corpus.bundle("d.hpwebsite", title: "Delta", archived: true, tags: ["solo"], mtime: 2_000)
+        })
+        try fixture.mount(["--log", fixture.root + "/mount.log"] + extra)
+    }
+
+    private func names(_ view: String) -> [String] {
+        (RawFiles.list(fixture.mounted(view)) ?? []).map(\.text)
+    }
+
+    /// A bundle made outside BACKING and renamed in: one change, as a sync tool makes it.
+    private func addBundle(_ name: String, title: String, tags: [String] = [], archived: Bool = false) {
+        let staging = fixture.root + "/staging-" + name
+        mkdir(staging, 0o755)
+        Corpus(path: staging).write(staging + "/payload.plist", Array(Corpus.plist(title: title, archived: archived, tags: tags).utf8))
+        XCTAssertEqual(rename(staging, fixture.backed(name)), 0)
+    }
+
+    private func rewritePayload(_ item: String, title: String, tags: [String] = [], archived: Bool = false) {
+        let temporary = fixture.backed(item + "/payload.plist.new")
+        Corpus(path: fixture.backing).write(temporary, Array(Corpus.plist(title: title, archived: archived, tags: tags).utf8))
+        XCTAssertEqual(rename(temporary, fixture.backed(item + "/payload.plist")), 0)
+    }
+
+    /// Waits until every folder's events, applied to its old listing, give its listing now.
+    private func assertEventsReplayListings(_ watch: EventWatch, _ old: [String: [String]], file: StaticString = #filePath, line: UInt = #line) {
+        for (view, before) in old.sorted(by: { $0.key < $1.key }) {
+            let folder = fixture.mounted(view)
+            let settled = eventually { watch.applied(to: before, in: folder) == Set(names(view)) }
+            XCTAssertTrue(settled, "\(view): events \(watch.events(in: folder)) applied to \(before) do not give \(names(view))", file: file, line: line)
+        }
+    }
+
+    func testANewBundleShowsInEveryFolderItJoins() throws {
+        try mount()
+        let views = ["by-modified", "by-name", "unarchived", "tag/swift"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        _ = names("bundles")
+        let watch = EventWatch(views.map(fixture.mounted) + [fixture.mounted("bundles"), fixture.mounted("tag")])
+        addBundle("n.hpwebsite", title: "Newest", tags: ["swift", "fresh"])
+        for view in views {
+            XCTAssertTrue(watch.waitFor(in: fixture.mounted(view)) { $0.kinds.contains("CREATE") && $0.name.hasSuffix(" Newest.hpwebsite") },
+                          "\(view): \(watch.events(in: fixture.mounted(view)))")
+        }
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("bundles")) { $0.kinds == ["CREATE", "ISDIR"] && $0.name == "n.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("bundles")))")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("tag")) { $0.kinds == ["CREATE", "ISDIR"] && $0.name == "fresh" },
+                      "\(watch.events(in: fixture.mounted("tag")))")
+        assertEventsReplayListings(watch, old)
+        // The replay is no edit: nothing journaled, no payload touched.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.backed(".queryfs-journal")))
+        XCTAssertEqual(names("archived").count, 1)
+    }
+
+    func testAPayloadEditThatMovesAnItemRenamesItsEntries() throws {
+        try mount()
+        let views = ["by-name", "by-modified", "unarchived", "archived", "tag/swift"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        let watch = EventWatch(views.map(fixture.mounted) + [fixture.mounted("bundles/c.hpwebsite")])
+        // Gamma becomes Aardvark: first by name, newest by modification.
+        rewritePayload("c.hpwebsite", title: "Aardvark", tags: ["swift"])
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("by-name")) { $0.kinds.contains("MOVED_FROM") && $0.name.hasSuffix(" Gamma.hpwebsite") },
+                      "\(watch.events(in: fixture.mounted("by-name")))")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("by-name")) { $0.kinds.contains("MOVED_TO") && $0.name == "0001 Aardvark.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("by-name")))")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("tag/swift")) { $0.kinds.contains("CREATE") && $0.name.hasSuffix(" Aardvark.hpwebsite") })
+        // The bundle's own folder hears that it changed.
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("bundles/c.hpwebsite")) { $0.kinds.contains("ATTRIB") },
+                      "\(watch.events)")
+        assertEventsReplayListings(watch, old)
+    }
+
+    func testARenameInBackingReplacesTheBundle() throws {
+        try mount()
+        let views = ["by-name", "by-modified", "tag/swift", "tag/rust"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        _ = names("bundles")
+        let watch = EventWatch(views.map(fixture.mounted) + [fixture.mounted("bundles")])
+        XCTAssertEqual(rename(fixture.backed("b.hpwebsite"), fixture.backed("b2.hpwebsite")), 0)
+        let bundles = fixture.mounted("bundles")
+        XCTAssertTrue(watch.waitFor(in: bundles) { $0.kinds == ["DELETE", "ISDIR"] && $0.name == "b.hpwebsite" }, "\(watch.events(in: bundles))")
+        XCTAssertTrue(watch.waitFor(in: bundles) { $0.kinds == ["CREATE", "ISDIR"] && $0.name == "b2.hpwebsite" }, "\(watch.events(in: bundles))")
+        XCTAssertTrue(watch.applied(to: old["by-name"]!, in: fixture.mounted("by-name")) == Set(names("by-name")))
+        assertEventsReplayListings(watch, old)
+        // The entry now leads to the new bundle.
+        let entry = try XCTUnwrap(names("by-name").first { $0.hasSuffix(" Beta.hpwebsite") })
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/" + entry)), "../bundles/b2.hpwebsite")
+    }
+
+    func testADeleteInBackingRemovesEntriesAndTheTagFolderItLeaves() throws {
+        try mount()
+        let views = ["by-name", "archived", "tag/solo"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        _ = names("bundles")
+        let watch = EventWatch(views.map(fixture.mounted) + [fixture.mounted("bundles"), fixture.mounted("tag")])
+        XCTAssertEqual(Program.run(["rm", "-rf", fixture.backed("d.hpwebsite")]).status, 0)
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("archived")) { $0.kinds == ["DELETE"] && $0.name.hasSuffix(" Delta.hpwebsite") },
+                      "\(watch.events(in: fixture.mounted("archived")))")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("tag")) { $0.kinds == ["DELETE", "ISDIR"] && $0.name == "solo" }, "\(watch.events(in: fixture.mounted("tag")))")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("bundles")) { $0.kinds == ["DELETE", "ISDIR"] && $0.name == "d.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("bundles")))")
+        for view in ["by-name", "archived"] { assertEventsReplayListings(watch, [view: old[view]!]) }
+        XCTAssertNil(RawFiles.list(fixture.mounted("tag/solo")))
+    }
+
+    func testAQueryFolderHearsItsChanges() throws {
+        try mount()
+        let query = "query/tag:swift -archived sort:name"
+        let old = names(query)
+        XCTAssertEqual(old.count, 2)
+        let watch = EventWatch([fixture.mounted(query)])
+        addBundle("n.hpwebsite", title: "Aaron", tags: ["swift"])
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted(query)) { $0.kinds == ["CREATE"] && $0.name.hasSuffix(" Aaron.hpwebsite") },
+                      "\(watch.events)")
+        assertEventsReplayListings(watch, [query: old])
+    }
+
+    func testGioMonitorSeesCreatesAndDeletes() throws {
+        try mount()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-gio")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let folder = fixture.mounted("by-name")
+        let pid = Program.spawn(["gio", "monitor", folder], stdout: scratch + "/out", stderr: scratch + "/err")
+        defer { kill(pid, SIGTERM); _ = Program.wait(pid, timeout: 5) }
+        // gio monitor prints nothing when ready: give it time to set its watch.
+        usleep(700_000)
+        addBundle("n.hpwebsite", title: "Aaron", tags: ["swift"])
+        let output = { (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? "" }
+        XCTAssertTrue(eventually { output().contains("0001 Aaron.hpwebsite: created") }, output())
+        XCTAssertEqual(Program.run(["rm", "-rf", fixture.backed("n.hpwebsite")]).status, 0)
+        XCTAssertTrue(eventually { output().contains("0001 Aaron.hpwebsite: deleted") }, output())
+        // The ranks shifted by the new entry came back: renamed, as GIO reports a move without move tracking.
+        XCTAssertTrue(output().contains("0002 Alpha.hpwebsite: deleted") || output().contains("0002 Alpha.hpwebsite: renamed"), output())
+    }
+
+    func testEveryChangeMovesTheFolderTimeForward() throws {
+        try mount()
+        var previous = try XCTUnwrap(RawFiles.stat(Array(fixture.mounted("by-name").utf8))).st_mtim
+        var previousTag = try XCTUnwrap(RawFiles.stat(Array(fixture.mounted("tag").utf8))).st_mtim
+        for number in 0..<3 {
+            addBundle("n\(number).hpwebsite", title: "New \(number)", tags: ["t\(number)"])
+            XCTAssertTrue(eventually { names("by-name").contains { $0.hasSuffix(" New \(number).hpwebsite") } })
+            let now = try XCTUnwrap(RawFiles.stat(Array(fixture.mounted("by-name").utf8))).st_mtim
+            let tagNow = try XCTUnwrap(RawFiles.stat(Array(fixture.mounted("tag").utf8))).st_mtim
+            XCTAssertTrue((now.tv_sec, now.tv_nsec) > (previous.tv_sec, previous.tv_nsec), "by-name mtime did not move")
+            XCTAssertTrue((tagNow.tv_sec, tagNow.tv_nsec) > (previousTag.tv_sec, previousTag.tv_nsec), "tag/ mtime did not move")
+            (previous, previousTag) = (now, tagNow)
+        }
+    }
+
+    func testNoEventsMountsRaiseNone() throws {
+        try mount(["--no-events"])
+        let watch = EventWatch([fixture.mounted("by-name"), fixture.mounted("bundles")])
+        addBundle("n.hpwebsite", title: "Aaron", tags: ["swift"])
+        XCTAssertTrue(eventually { names("by-name").contains("0001 Aaron.hpwebsite") })
+        usleep(500_000)
+        XCTAssertEqual(watch.events, [])
+    }
+
+    func testAShiftPastTheBoundTouchesTheFolderInsteadOfRenamingEveryEntry() throws {
+        try mount(corpus: { corpus in
+            for number in 0..<1_100 { corpus.bundle("item-\(number).hpwebsite", title: "Item \(number)", mtime: 1_000 + number) }
+        })
+        let old = names("by-name")
+        let watch = EventWatch([fixture.mounted("by-name")])
+        addBundle("n.hpwebsite", title: "Aaron")
+        let folder = fixture.mounted("by-name")
+        XCTAssertTrue(watch.waitFor(in: folder) { $0.kinds == ["CREATE"] && $0.name == "0001 Aaron.hpwebsite" }, "\(watch.events.prefix(10))")
+        // The folder's own attribute change (KIO lists it again on one).
+        XCTAssertTrue(watch.waitFor(in: folder) { $0.kinds == ["ATTRIB", "ISDIR"] && $0.name.isEmpty }, "\(watch.events.prefix(10))")
+        XCTAssertFalse(watch.events.contains { $0.kinds.contains("MOVED_FROM") }, "renamed entries past the bound")
+        // Stale ranks a watcher still shows resolve to the right item.
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/" + old[0])), "../bundles/item-0.hpwebsite")
+    }
+}
