@@ -73,9 +73,7 @@ final class EventReplayer: @unchecked Sendable {
     func start() {
         startThread { [self] in
             threadID.store(qfs_thread_id(), ordering: .relaxed)
-            while let steps = next() {
-                for step in steps { replay(step) }
-            }
+            while let steps = next() { replay(steps) }
             finished.wake()
         }
     }
@@ -93,9 +91,23 @@ final class EventReplayer: @unchecked Sendable {
         queueLock.withLock {
             queue += steps
             if queue.count > Self.queuedStepLimit { queue = Self.merged(queue) }
+            // Rank shifts queued past the budget are dropped for folder touches.
+            var shiftsQueued = 0
+            for case .entries(_, let script) in queue { shiftsQueued += script.shifts.count }
+            if shiftsQueued > Self.queuedShiftLimit {
+                queue = queue.map { step in
+                    guard case .entries(let folder, let script) = step else { return step }
+                    return .entries(folder: folder, script: script.withoutShifts())
+                }
+            }
         }
         wake.wake()
     }
+
+    /// Queued rank-shift renames past this are given up (a few seconds of replay).
+    static let queuedShiftLimit = 4000
+
+    private var hasQueuedWork: Bool { queueLock.withLock { !queue.isEmpty || stopped } }
 
     /// A backlog as folder touches: one per view folder, no entry operations.
     private static func merged(_ steps: [Step]) -> [Step] {
@@ -125,10 +137,33 @@ final class EventReplayer: @unchecked Sendable {
 
     // MARK: Replaying
 
-    private func replay(_ step: Step) {
+    /// What every watcher waits for first — in every folder, the entries
+    /// that came, left or changed — then the rank shifts, given up (for a
+    /// folder touch) as soon as newer changes are queued: those matter more.
+    private func replay(_ steps: [Step]) {
+        for step in steps { replayUrgent(step) }
+        var pending = steps.compactMap { step -> (ViewFolder, EventScript)? in
+            guard case .entries(let folder, let script) = step, !script.shifts.isEmpty else { return nil }
+            return (folder, script)
+        }[...]
+        while let (folder, script) = pending.first {
+            for operation in script.shifts {
+                if hasQueuedWork {
+                    for (left, _) in pending { touchFolder(left) }
+                    return
+                }
+                replay(operation, in: folder)
+            }
+            if script.overBound { touchFolder(folder) }
+            pending = pending.dropFirst()
+        }
+    }
+
+    private func replayUrgent(_ step: Step) {
         switch step {
         case .entries(let folder, let script):
-            replay(script, in: folder)
+            for operation in script.urgent { replay(operation, in: folder) }
+            if script.overBound && script.shifts.isEmpty { touchFolder(folder) }
         case .folder(let parent, let parentPath, let name, let entry, let made):
             let path = self.path(parentPath, Array(name.utf8))
             if made {
@@ -153,34 +188,37 @@ final class EventReplayer: @unchecked Sendable {
         }
     }
 
-    private func replay(_ script: EventScript, in folder: ViewFolder) {
+    private func replay(_ operation: EventScript.Operation, in folder: ViewFolder) {
         let folderPath = folder.path
-        for operation in script.operations {
-            switch operation {
-            case .remove(let name, let record):
-                perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [name], at: path(folderPath, name)) { unlink($0) }
-            case .rename(let from, let to, let record):
-                let source = path(folderPath, from), target = path(folderPath, to)
-                perform(parent: folder.id, present: [from: entry(record, in: folder)], invalidating: [from, to], at: source) { source in
-                    target.withCString { rename(source, $0) }
-                }
-            case .create(let name, let record):
-                let target = filesystem.linkStyle.target(for: record.name, depth: folder.depth)
-                perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name], at: path(folderPath, name)) {
-                    symlink(target, $0)
-                }
-            case .touch(let name, let record):
-                perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [], at: path(folderPath, name)) {
-                    utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW)
-                }
+        // Names an operation starts from are not dropped from the kernel's
+        // cache first: if cached, they are the old state (a lookup of a
+        // stale name is answered but never cached). Names it lands on are.
+        switch operation {
+        case .remove(let name, let record):
+            perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [], at: path(folderPath, name)) { unlink($0) }
+        case .rename(let from, let to, let record):
+            let source = path(folderPath, from), target = path(folderPath, to)
+            perform(parent: folder.id, present: [from: entry(record, in: folder)], invalidating: [to], at: source) { source in
+                target.withCString { rename(source, $0) }
+            }
+        case .create(let name, let record):
+            let target = filesystem.linkStyle.target(for: record.name, depth: folder.depth)
+            perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name], at: path(folderPath, name)) {
+                symlink(target, $0)
+            }
+        case .touch(let name, let record):
+            perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [], at: path(folderPath, name)) {
+                utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW)
             }
         }
-        if script.overBound {
-            // The folder's own IN_ATTRIB: KIO lists a folder again when it gets one.
-            answers.expect(ReplayAnswers.Expected(parent: 0, present: [:]))
-            _ = path(folderPath, nil).withCString { utimensat(AT_FDCWD, $0, nil, 0) }
-            answers.expect(nil)
-        }
+    }
+
+    /// The folder's own IN_ATTRIB: KIO lists a folder again when it gets one.
+    private func touchFolder(_ folder: ViewFolder) {
+        guard !isStopped else { return }
+        answers.expect(ReplayAnswers.Expected(parent: 0, present: [:]))
+        _ = path(folder.path, nil).withCString { utimensat(AT_FDCWD, $0, nil, 0) }
+        answers.expect(nil)
     }
 
     /// Makes one operation on `fullPath` with the answers the handlers give
@@ -194,15 +232,21 @@ final class EventReplayer: @unchecked Sendable {
         for name in names { notifications?.invalidateEntry(parent: parent, name: name) }
         answers.expect(ReplayAnswers.Expected(parent: parent, present: present, made: made, madePassthrough: madePassthrough))
         defer { answers.expect(nil) }
-        guard let fullPath else { return }
+        guard let fullPath, !isStopped else { return }
         if fullPath.withCString(operation) != 0 {
             let code = errno
             // The mount is going away, or a user's edit got there first: the event is theirs.
-            if code != ENOENT && code != EEXIST && code != ENOTCONN {
-                filesystem.catalog.logMessage("event replay: \(String(decoding: fullPath, as: UTF8.self)): \(String(cString: strerror(code)))")
-            }
+            guard code != ENOENT && code != EEXIST && code != ENOTCONN else { return }
+            // Once per errno: a folder the daemon may not write (bundles/ of a
+            // BACKING it cannot change) would otherwise log every change.
+            guard queueLock.withLock({ loggedFailures.insert(code).inserted }) else { return }
+            filesystem.catalog.logMessage("no inotify event for \(String(decoding: fullPath, as: UTF8.self)): \(String(cString: strerror(code)))"
+                + " (logged once per reason; file managers may need a refresh)")
         }
     }
+
+    private var loggedFailures = Set<Int32>()
+    private var isStopped: Bool { queueLock.withLock { stopped } }
 
     private func entry(_ record: ItemRecord, in folder: ViewFolder) -> fuse_entry_param {
         let id = NodeID.entry(folder: folder.serial, item: filesystem.folders.serial(of: record.name))

@@ -21,7 +21,15 @@ struct EventScript {
         }
     }
 
-    var operations: [Operation] = []
+    /// What a watcher should hear first: removals, new entries, and the
+    /// entries of items that changed (moved, retitled, touched) — whatever
+    /// needs no other entry to move out of its way.
+    var urgent: [Operation] = []
+    /// The rest, in an order the kernel accepts: renames of entries whose
+    /// rank shifted (and of changed items whose new name an old entry still
+    /// holds), then the creations that waited for them.
+    var shifts: [Operation] = []
+    var operations: [Operation] { urgent + shifts }
     /// True when the change renamed more entries than the bound: only the
     /// entries that came, left, moved or changed have operations; the
     /// others keep their old rank in a watcher's copy (their stale names
@@ -45,21 +53,30 @@ struct EventScript {
         let leaving = Set(diff.deletions).union(diff.moves.map(\.from))
         let arriving = Set(diff.insertions).union(diff.moves.map(\.to))
         overBound = range.count + diff.updates.count > bound
-        var removals: [Operation] = [], renames: [(from: [UInt8], to: [UInt8], record: ItemRecord)] = []
-        var creations: [Operation] = [], touches: [Operation] = []
+        var removals: [Operation] = [], creations: [Operation] = [], touches: [Operation] = []
+        var changedRenames: [Operation] = []
+        var renames: [(from: [UInt8], to: [UInt8], record: ItemRecord)] = []
+        let removed = Set(diff.deletions)
+        // The only old entry that can hold a new name is the one of the same
+        // rank (same width, same title), if it is still there.
+        func isTaken(_ name: [UInt8], newIndex: Int) -> Bool {
+            newIndex < old.count && !removed.contains(newIndex) && old.name(at: newIndex) == name
+        }
+        // A changed item's own rename goes first when its new name is free.
+        func renameChanged(from was: [UInt8], to now: [UInt8], newIndex: Int) {
+            if isTaken(now, newIndex: newIndex) { renames.append((was, now, new.records[newIndex])) }
+            else { changedRenames.append(.rename(from: was, to: now, record: new.records[newIndex])) }
+        }
         for index in diff.deletions where index < old.count { removals.append(.remove(name: old.name(at: index), record: old.records[index])) }
         for move in diff.moves where move.from < old.count && move.to < new.count {
             let (was, now) = (old.name(at: move.from), new.name(at: move.to))
-            if was == now { touches.append(.touch(name: now, record: new.records[move.to])) } else { renames.append((was, now, new.records[move.to])) }
+            if was == now { touches.append(.touch(name: now, record: new.records[move.to])) } else { renameChanged(from: was, to: now, newIndex: move.to) }
         }
-        // A new entry's name is taken only if the old entry of that rank had
-        // the same title and is still there: such creations wait for the renames.
         var creationsAfterRenames: [Operation] = []
-        let removed = Set(diff.deletions)
         for index in diff.insertions where index < new.count {
             let name = new.name(at: index)
-            let taken = index < old.count && !removed.contains(index) && old.name(at: index) == name
-            if taken { creationsAfterRenames.append(.create(name: name, record: new.records[index])) } else { creations.append(.create(name: name, record: new.records[index])) }
+            if isTaken(name, newIndex: index) { creationsAfterRenames.append(.create(name: name, record: new.records[index])) }
+            else { creations.append(.create(name: name, record: new.records[index])) }
         }
         var updated = Set(diff.updates)
         // Entries that stayed keep their order: pair them old to new across
@@ -70,12 +87,11 @@ struct EventScript {
                 if leaving.contains(oldIndex) { oldIndex += 1; continue }
                 if arriving.contains(newIndex) { newIndex += 1; continue }
                 let (was, now) = (old.name(at: oldIndex), new.name(at: newIndex))
-                if was != now {
+                if updated.remove(oldIndex) != nil {
+                    if was != now { renameChanged(from: was, to: now, newIndex: newIndex) } else { touches.append(.touch(name: now, record: new.records[newIndex])) }
+                } else if was != now {
                     renames.append((was, now, new.records[newIndex]))
-                } else if updated.contains(oldIndex) {
-                    touches.append(.touch(name: now, record: new.records[newIndex]))
                 }
-                updated.remove(oldIndex)
                 oldIndex += 1
                 newIndex += 1
             }
@@ -85,11 +101,19 @@ struct EventScript {
             let newIndex = change.updatedTo[index] ?? index
             guard newIndex < new.count else { continue }
             let (was, now) = (old.name(at: index), new.name(at: newIndex))
-            if was != now { renames.append((was, now, new.records[newIndex])) } else { touches.append(.touch(name: now, record: new.records[newIndex])) }
+            if was != now { renameChanged(from: was, to: now, newIndex: newIndex) } else { touches.append(.touch(name: now, record: new.records[newIndex])) }
         }
-        // New entries first after removals: the event a watcher waits for
-        // (the item that came) should not queue behind a thousand rank renames.
-        operations = removals + creations + Self.ordered(renames) + creationsAfterRenames + touches
+        urgent = removals + creations + changedRenames + touches
+        shifts = Self.ordered(renames) + creationsAfterRenames
+    }
+
+    /// This script without its rank-shift renames (a replay fallen behind):
+    /// the folder's own attribute change stands for them.
+    func withoutShifts() -> EventScript {
+        var script = self
+        script.shifts = shifts.filter { if case .create = $0 { true } else { false } }
+        script.overBound = true
+        return script
     }
 
     /// Renames in an order where no target is still another rename's source

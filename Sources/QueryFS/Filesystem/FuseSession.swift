@@ -140,7 +140,10 @@ public struct FuseSession {
 
         filesystem.nameInvalidations.start(session: session)
         defer { filesystem.nameInvalidations.stop() }
-        if options.events {
+        // A read-only mount refuses the operations that raise the events.
+        if options.events, options.fuseOptions.contains("ro") {
+            log("read-only mount: no inotify events for changes in BACKING (the kernel refuses the operations that raise them)")
+        } else if options.events {
             do {
                 let replayer = try EventReplayer(filesystem: filesystem, mountPoint: mountPoint)
                 filesystem.eventReplayer = replayer

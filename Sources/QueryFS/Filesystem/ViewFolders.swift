@@ -26,12 +26,70 @@ final class ViewListing: @unchecked Sendable {
     /// ranks below it, while `rm -r` still works through the names it read;
     /// a file manager looks up the name it just gave) — the entry with the
     /// same title and extension nearest to that rank.
+    ///
+    /// Found by looking outward from that rank, comparing titles and
+    /// extensions as the records hold them (no name is built, nothing is
+    /// indexed): at 100,000 entries a miss costs a few milliseconds, where
+    /// indexing every entry name per listing cost 100 ms — paid again after
+    /// every change by a script polling for an entry yet to come. A miss is
+    /// remembered per listing, so polling the same name costs nothing more.
     func index(ofEntryMeaning name: UnsafeBufferPointer<UInt8>) -> Int? {
-        if let exact = index(ofEntryNamed: name) { return exact }
-        guard let (rank, rest) = Self.rankAndRest(name) else { return nil }
-        let candidates = entriesByRest()[rest] ?? []
-        return candidates.min { abs($0 - (rank - 1)) < abs($1 - (rank - 1)) }
+        if case .found(let index) = search(ofEntryMeaning: name) { return index }
+        return nil
     }
+
+    enum StaleSearch: Equatable { case found(Int), missing, outdated }
+
+    /// `index(ofEntryMeaning:)`, given up (`outdated`) as soon as
+    /// `isCurrent` says a newer listing replaced this one: a lookup then
+    /// asks the newer one, instead of finishing a search of 100,000 titles
+    /// while the entry it polls for has already come.
+    func search(ofEntryMeaning name: UnsafeBufferPointer<UInt8>, isCurrent: () -> Bool = { true }) -> StaleSearch {
+        if let exact = index(ofEntryNamed: name) { return .found(exact) }
+        guard let (rank, rest) = Self.rankAndRest(name), records.count > 0 else { return .missing }
+        if restLock.withLock({ missedRests.contains(rest) }) { return .missing }
+        let center = min(max(rank - 1, 0), records.count - 1)
+        // Outward from the rank: a file manager a change or two behind.
+        for distance in 0...Self.nearbyRanks {
+            for index in distance == 0 ? [center] : [center - distance, center + distance] where index >= 0 && index < records.count {
+                if entryRest(of: records[index], equals: rest) { return .found(index) }
+            }
+        }
+        // Then every entry in order (rm -r far into a folder): the nearest match.
+        var nearest: Int?
+        var outdated = false
+        records.forEachRecord { index, record in
+            if index & 4095 == 0, !isCurrent() { outdated = true; return false }
+            if entryRest(of: record, equals: rest), nearest.map({ abs(index - center) < abs($0 - center) }) ?? true { nearest = index }
+            return true
+        }
+        if outdated { return .outdated }
+        if let nearest { return .found(nearest) }
+        restLock.withLock {
+            if missedRests.count >= 64 { missedRests.removeAll() }
+            missedRests.insert(rest)
+        }
+        return .missing
+    }
+
+    /// Whether the entry at `index` is named `rest` after its rank.
+    private func entryRest(of record: ItemRecord, equals rest: [UInt8]) -> Bool {
+        let title = record.displayTitle.utf8, ext = record.displayExtension.utf8
+        let length = title.count + (ext.isEmpty ? 0 : 1 + ext.count)
+        // A name cut to 255 bytes: compared as built.
+        if width + 1 + length > EntryNaming.maximumNameLength {
+            return EntryNaming.entryName(rank: 1, width: width, title: record.displayTitle, ext: record.displayExtension)
+                .dropFirst(width + 1).elementsEqual(rest)
+        }
+        guard rest.count == length, rest.starts(with: title) else { return false }
+        return ext.isEmpty || (rest[title.count] == UInt8(ascii: ".") && rest[(title.count + 1)...].elementsEqual(ext))
+    }
+
+    /// How far from its rank a stale name is first looked for, entry by entry.
+    static let nearbyRanks = 1024
+
+    private var missedRests = Set<[UInt8]>()
+    private let restLock = PlainLock()
 
     /// `0012 Title.ext` → (12, "Title.ext"); nil unless 4 or more digits and a space lead.
     private static func rankAndRest(_ name: UnsafeBufferPointer<UInt8>) -> (Int, [UInt8])? {
@@ -43,20 +101,6 @@ final class ViewListing: @unchecked Sendable {
         guard digits >= 4, digits < name.count, name[digits] == UInt8(ascii: " ") else { return nil }
         return (rank, Array(name[(digits + 1)...]))
     }
-
-    /// Entry indexes by name less rank, made on the first stale name looked
-    /// for in this listing (a listing is a snapshot; handlers share it).
-    private func entriesByRest() -> [[UInt8]: [Int]] {
-        restLock.withLock {
-            if let made = entriesByRestStorage { return made }
-            var byRest: [[UInt8]: [Int]] = [:]
-            for index in 0..<records.count { byRest[Array(name(at: index).dropFirst(width + 1)), default: []].append(index) }
-            entriesByRestStorage = byRest
-            return byRest
-        }
-    }
-    private var entriesByRestStorage: [[UInt8]: [Int]]?
-    private let restLock = PlainLock()
 
     /// The index of the entry called `name`, found from its rank prefix: O(1).
     func index(ofEntryNamed name: UnsafeBufferPointer<UInt8>) -> Int? {

@@ -49,17 +49,38 @@ extension QueryFilesystem {
             // As readdir: a reply made from the old listing reaches the kernel
             // before the watcher's invalidation of its name (which waits for
             // lookups in the folder to finish), never after it.
-            folder.replyLock.withLock {
-                let listing = folder.listing
-                // A stale name (see `index(ofEntryMeaning:)`) is answered but not kept.
-                let exact = listing.index(ofEntryNamed: nameBytes)
-                guard let index = exact ?? listing.index(ofEntryMeaning: nameBytes) else { return fail(request, ENOENT) }
+            func reply(_ listing: ViewListing, _ index: Int, exact: Bool) {
                 let record = listing.records[index]
                 let id = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
                 var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
-                                            timeout: exact == nil ? 0 : policy.viewTimeout)
+                                            timeout: exact ? policy.viewTimeout : 0)
                 fuse_reply_entry(request, &entry)
             }
+            var stale: ViewListing?
+            folder.replyLock.withLock {
+                let listing = folder.listing
+                if let index = listing.index(ofEntryNamed: nameBytes) { reply(listing, index, exact: true) } else { stale = listing }
+            }
+            // A stale name (see `index(ofEntryMeaning:)`) is answered but not
+            // kept. Finding it may index a whole listing (100 ms at 100,000
+            // entries): done outside the lock, which the watcher needs to
+            // publish the next listing — a script polling for a name yet to
+            // come held every change back by that much.
+            for _ in 0..<8 {
+                guard let listing = stale else { return }
+                let search = listing.search(ofEntryMeaning: nameBytes) { folder.listing === listing }
+                let answered: Bool = folder.replyLock.withLock {
+                    guard folder.listing === listing else { stale = folder.listing; return false }
+                    switch search {
+                    case .found(let index): reply(listing, index, exact: listing.index(ofEntryNamed: nameBytes) == index)
+                    case .missing: fail(request, ENOENT)
+                    case .outdated: return false
+                    }
+                    return true
+                }
+                if answered { return }
+            }
+            fail(request, ENOENT)
         default:
             fuse_reply_err(request, ENOENT)
         }

@@ -45,6 +45,18 @@ public struct RecordList: RandomAccessCollection, Sendable, ExpressibleByArrayLi
         return chunks[chunk].records[index - starts[chunk]]
     }
 
+    /// Calls `body` with each record and its index in order, until it returns
+    /// false: a walk of the chunks, without the per-index chunk search of the subscript.
+    public func forEachRecord(_ body: (Int, ItemRecord) -> Bool) {
+        var index = 0
+        for chunk in chunks {
+            for record in chunk.records {
+                guard body(index, record) else { return }
+                index += 1
+            }
+        }
+    }
+
     public mutating func insert(_ record: ItemRecord, at index: Int) {
         precondition(index >= 0 && index <= count, "RecordList index out of range")
         if chunks.isEmpty {
