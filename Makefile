@@ -1,5 +1,16 @@
 # Convenience targets; each one is a script in scripts/ that installs what it needs.
-.PHONY: demo test bench build
+#   make install [PREFIX=/usr/local] [DESTDIR=…] [CONFIGURATION=release] [BINARY=an already built queryfs]
+#   make uninstall [PREFIX=…] [DESTDIR=…]
+#   make man      regenerate man/*.1 from the commands' own help (queryfs.5 is written by hand)
+.PHONY: demo test bench build install uninstall man
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CONFIGURATION ?= release
+BINDIR = $(PREFIX)/bin
+SHARE = $(DESTDIR)$(PREFIX)/share
+UNITS = $(DESTDIR)$(PREFIX)/lib/systemd
+
 demo:
 	scripts/demo.sh
 test:
@@ -8,3 +19,30 @@ bench:
 	scripts/bench.sh
 build:
 	swift build
+
+install:
+	scripts/install-deps.sh
+	if [ -z "$(BINARY)" ]; then swift build -c $(CONFIGURATION) --product queryfs; fi
+	install -Dm755 "$${BINARY:-$$(swift build -c $(CONFIGURATION) --show-bin-path)/queryfs}" "$(DESTDIR)$(BINDIR)/queryfs"
+	install -d "$(SHARE)/man/man1" "$(SHARE)/man/man5"
+	install -m644 man/*.1 "$(SHARE)/man/man1/"
+	install -m644 man/queryfs.5 "$(SHARE)/man/man5/"
+	install -d "$(SHARE)/bash-completion/completions" "$(SHARE)/zsh/site-functions" "$(SHARE)/fish/vendor_completions.d"
+	"$(DESTDIR)$(BINDIR)/queryfs" --generate-completion-script bash > "$(SHARE)/bash-completion/completions/queryfs"
+	"$(DESTDIR)$(BINDIR)/queryfs" --generate-completion-script zsh > "$(SHARE)/zsh/site-functions/_queryfs"
+	"$(DESTDIR)$(BINDIR)/queryfs" --generate-completion-script fish > "$(SHARE)/fish/vendor_completions.d/queryfs.fish"
+	install -d "$(UNITS)/system" "$(UNITS)/user"
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/system/queryfs@.service > "$(UNITS)/system/queryfs@.service"
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/user/queryfs@.service > "$(UNITS)/user/queryfs@.service"
+	@echo "installed queryfs $$("$(DESTDIR)$(BINDIR)/queryfs" --version) in $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/queryfs" "$(SHARE)/man/man5/queryfs.5"
+	rm -f $(patsubst man/%,"$(SHARE)/man/man1/%",$(wildcard man/*.1))
+	rm -f "$(SHARE)/bash-completion/completions/queryfs" "$(SHARE)/zsh/site-functions/_queryfs" "$(SHARE)/fish/vendor_completions.d/queryfs.fish"
+	rm -f "$(UNITS)/system/queryfs@.service" "$(UNITS)/user/queryfs@.service"
+
+man:
+	swift package plugin generate-manual --multi-page
+	cp .build/plugins/GenerateManual/outputs/queryfs/*.1 man/
+	rm -f man/queryfs.help.1

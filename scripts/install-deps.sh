@@ -13,6 +13,7 @@ for extra in "$@"; do
         gio) command -v gio >/dev/null 2>&1 || need+=(libglib2.0-bin) ;;
         inotify-tools) command -v inotifywait >/dev/null 2>&1 || need+=(inotify-tools) ;;
         xvfb) command -v Xvfb >/dev/null 2>&1 || need+=(xvfb) ;;
+        man) command -v man >/dev/null 2>&1 || need+=(man-db) ;;
         *) command -v "$extra" >/dev/null 2>&1 || need+=("$extra") ;;
     esac
 done

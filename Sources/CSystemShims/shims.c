@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -78,3 +79,5 @@ int qfs_removexattrat(int fd, const char *path, const char *name) {
     if (qfs_path_in(fd, path, full, sizeof full) != 0) return -1;
     return lremovexattr(full, name);
 }
+
+int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import QueryFS
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,8 @@ struct QueryFSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queryfs",
         abstract: "Sorted, filtered, live views of a directory of document bundles.",
+        discussion: "As a mount(8) helper (fstab type fuse.queryfs): queryfs BACKING MOUNTPOINT -o OPTIONS.",
+        version: QueryFSVersion.string,
         subcommands: [
             MountCommand.self, UnmountCommand.self, ListCommand.self, ViewsCommand.self, StatusCommand.self,
             WatchCommand.self, TagCommand.self, ArchiveCommand.self, UnarchiveCommand.self, SetCommand.self,
@@ -18,7 +21,9 @@ struct QueryFSCommand: ParsableCommand {
 
 CrashLine.install()
 do {
-    var command = try QueryFSCommand.parseAsRoot()
+    // mount(8), mount.fuse3 and fstab call `queryfs BACKING MOUNTPOINT -o OPTIONS`.
+    let arguments = try MountHelper.commandLine(from: CommandLine.arguments)
+    var command = try QueryFSCommand.parseAsRoot(arguments)
     try command.run()
 } catch {
     // --help and the like print their text and succeed; a command that chose its status keeps it.

@@ -128,7 +128,9 @@ final class HostileBackingMountTests: MountTestCase {
         }
         let status = QueryfsBinary.run(["status", fixture.backing])
         XCTAssertEqual(status.status, 0, status.stderrText)
-        for name in Self.reported { XCTAssertTrue(status.stdoutText.contains("  \(name): "), "\(name) not reported:\n\(status.stdoutText)") }
+        // BACKING is mounted: the daemon answers, every problem by item in its JSON.
+        XCTAssertTrue(status.stdoutText.hasPrefix("mounted at: \(fixture.mountPoint)"), status.stdoutText)
+        for name in Self.reported { XCTAssertTrue(status.stdoutText.contains("{\"item\":\"\(name)\""), "\(name) not reported:\n\(status.stdoutText)") }
         XCTAssertEqual(RawFiles.list(fixture.mounted("tag/t0"))?.count, 1)
         XCTAssertNil(RawFiles.list(fixture.mounted("tag/t2000")), "tags past the limit are not used")
 

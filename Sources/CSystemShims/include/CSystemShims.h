@@ -54,6 +54,9 @@ int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, con
 /// The calling thread's id (what FUSE reports as a request's pid).
 pid_t qfs_thread_id(void);
 
+/// An anonymous file in memory (memfd_create), close-on-exec; -1 with errno.
+int qfs_memory_file(const char *name);
+
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;
 extern const int QFS_AT_EMPTY_PATH;

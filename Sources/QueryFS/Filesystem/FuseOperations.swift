@@ -140,6 +140,7 @@ enum FuseOperations {
         }
         ops.open = { request, id, info in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else {
+                if id == NodeID.status { return FuseOperations.filesystem(request).openStatus(request, info: info!) }
                 // View entries are symlinks: the kernel follows them, it never opens them.
                 return FuseOperations.filesystem(request).fail(request, EISDIR)
             }

@@ -87,6 +87,8 @@ public struct FuseSession {
             filesystem.queryFolderLimit = options.queryFolderLimit
             filesystem.lockTimeout = options.lockTimeout
             filesystem.mountPoint = mountPoint
+            filesystem.mountOptions = options.fuseOptions + (options.events ? [] : ["no_events"])
+                + (options.kernelPassthrough ? [] : ["no_passthrough"]) + (options.coordinatesWrites ? [] : ["no_coordination"])
             if !CallerSyscall.readsOtherProcesses {
                 log("ptrace is restricted (kernel.yama.ptrace_scope): mkdir under query/ answers EEXIST for other processes; add queries to `queries` in \(reloader.path) instead, or mount as root")
             }

@@ -27,6 +27,7 @@ struct KernelCacheInvalidator {
         let replaying = filesystem.eventReplayer != nil
         let bound = filesystem.eventReplayer?.bound ?? 0
         let now = Timestamp.now
+        filesystem.lastChangeStorage.withLock { $0 = now }
         let folders = filesystem.folders
         var changedItems = Set<ItemName>()
         for change in update.changes {

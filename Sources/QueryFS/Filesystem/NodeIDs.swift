@@ -6,6 +6,8 @@
 ///     2                       bundles/ (the backing directory)
 ///     3                       tag/
 ///     4                       query/
+///     5                       .queryfs/ (what the daemon tells about itself)
+///     6                       .queryfs/status
 ///     1<<61 | folder<<32 | item   a view entry (folder and item serial numbers)
 ///     1<<60 | folder              a view folder
 ///     1<<62 | backing st_ino      anything under bundles/
@@ -14,6 +16,8 @@ enum NodeID {
     static let bundles: UInt64 = 2
     static let tagRoot: UInt64 = 3
     static let queryRoot: UInt64 = 4
+    static let control: UInt64 = 5
+    static let status: UInt64 = 6
 
     private static let folderTag: UInt64 = 1 << 60
     private static let entryTag: UInt64 = 1 << 61
@@ -24,7 +28,7 @@ enum NodeID {
     static func passthrough(backingInode: UInt64) -> UInt64 { passthroughTag | (backingInode & (passthroughTag - 1)) }
 
     enum Kind: Equatable {
-        case root, bundles, tagRoot, queryRoot
+        case root, bundles, tagRoot, queryRoot, control, status
         case folder(UInt32)
         case entry(folder: UInt32, item: UInt32)
         case passthrough
@@ -37,6 +41,8 @@ enum NodeID {
         case bundles: return .bundles
         case tagRoot: return .tagRoot
         case queryRoot: return .queryRoot
+        case control: return .control
+        case status: return .status
         case _ where id & passthroughTag != 0: return .passthrough
         case _ where id & entryTag != 0: return .entry(folder: UInt32(truncatingIfNeeded: (id >> 32) & 0x0FFF_FFFF), item: UInt32(truncatingIfNeeded: id))
         case _ where id & folderTag != 0: return .folder(UInt32(truncatingIfNeeded: id))

@@ -49,6 +49,10 @@ public final class QueryFilesystem: @unchecked Sendable {
     let nameInvalidations: NameInvalidations
     /// Replays the watcher's changes through the mount for inotify (nil: `--no-events`, or not mounted).
     var eventReplayer: EventReplayer?
+    /// The options the mount was made with (for `.queryfs/status`).
+    public var mountOptions: [String] = []
+    /// When the watcher last applied a change (see `lastChange`).
+    let lastChangeStorage = Mutex<Timestamp?>(nil)
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
     static let bundlesName = "bundles"

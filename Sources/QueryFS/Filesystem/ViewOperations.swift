@@ -27,6 +27,11 @@ extension QueryFilesystem {
                 var entry = entryParameters(id: NodeID.queryRoot, attributes: directoryAttributes(id: NodeID.queryRoot, changed: changed(NodeID.queryRoot)),
                                             timeout: policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
+            } else if text == Self.controlName {
+                var entry = entryParameters(id: NodeID.control, attributes: directoryAttributes(id: NodeID.control, changed: mountTime),
+                                            timeout: policy.viewTimeout)
+                entry.attr.st_mode = S_IFDIR | 0o555
+                fuse_reply_entry(request, &entry)
             } else if let folder = folders.folder(path: [text]) {
                 replyFolderEntry(request, folder)
             } else {
@@ -40,6 +45,11 @@ extension QueryFilesystem {
             }
         case .queryRoot:
             queryFolderLookup(request, name: String(decoding: nameBytes, as: UTF8.self))
+        case .control:
+            guard String(decoding: nameBytes, as: UTF8.self) == Self.statusName else { return fail(request, ENOENT) }
+            // Never cached: each stat and open asks again.
+            var entry = entryParameters(id: NodeID.status, attributes: statusAttributes(), timeout: 0)
+            fuse_reply_entry(request, &entry)
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return fail(request, ENOENT) }
             if folder.isGroup {
@@ -96,6 +106,11 @@ extension QueryFilesystem {
     func viewAttributes(of id: UInt64) -> stat? {
         switch NodeID.kind(of: id) {
         case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: changed(id))
+        case .control:
+            var attributes = directoryAttributes(id: id, changed: mountTime)
+            attributes.st_mode = S_IFDIR | 0o555
+            return attributes
+        case .status: return statusAttributes()
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
             return directoryAttributes(id: id, changed: folder.changed)
@@ -160,6 +175,13 @@ extension QueryFilesystem {
                                   attributes: directoryAttributes(id: NodeID.tagRoot, changed: changed(NodeID.tagRoot)), id: NodeID.tagRoot))
             children.append(.init(name: Array(ViewDefinition.queryFolder.utf8),
                                   attributes: directoryAttributes(id: NodeID.queryRoot, changed: changed(NodeID.queryRoot)), id: NodeID.queryRoot))
+            if let control = viewAttributes(of: NodeID.control) {
+                children.append(.init(name: Array(Self.controlName.utf8), attributes: control, id: NodeID.control))
+            }
+            return DirectoryListing(count: children.count) { children[$0] }
+        case .control:
+            var children = dots
+            children.append(.init(name: Array(Self.statusName.utf8), attributes: statusAttributes(), id: NodeID.status))
             return DirectoryListing(count: children.count) { children[$0] }
         case .queryRoot:
             return folderListing(dots, in: [ViewDefinition.queryFolder], named: folders.queryFolders)

@@ -29,7 +29,9 @@ public enum Daemon {
         // Only descriptor 3 may stay open on the write end, or EOF never comes.
         if pipeFDs[1] != readyDescriptor { posix_spawn_file_actions_addclose(&actions, pipeFDs[1]) }
 
-        let executable = "/proc/self/exe"
+        // The real path, not /proc/self/exe: the kernel names the process
+        // after the file it runs, and `ps`/`pgrep queryfs` should find it.
+        let executable = ownExecutablePath() ?? "/proc/self/exe"
         let argv: [UnsafeMutablePointer<CChar>?] = ([CommandLine.arguments.first ?? "queryfs"] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid = pid_t()
@@ -53,6 +55,17 @@ public enum Daemon {
         waitpid(pid, &status, 0)
         if text.hasPrefix("error: ") { return .failed(String(text.dropFirst("error: ".count))) }
         return .failed("the mount process ended before the mount was ready (status \(status))")
+    }
+
+    /// This program's file, if it still exists under that name.
+    static func ownExecutablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // A binary replaced since it started (an upgrade) reads "… (deleted)".
+        guard access(path, X_OK) == 0 else { return nil }
+        return path
     }
 
     /// In the child: report readiness (or an error) and close the pipe.

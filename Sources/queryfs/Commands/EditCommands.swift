@@ -4,7 +4,7 @@ import QueryFS
 /// What every edit command takes: BACKING, the configuration (its field
 /// aliases say which payload keys to edit) and how long to wait for a lock.
 struct EditOptions: ParsableArguments {
-    @Argument(help: "The backing directory.") var backing: String
+    @Argument(help: "The backing directory.", completion: .directory) var backing: String
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
     @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for an item's lock before failing.")
@@ -124,7 +124,7 @@ struct SetCommand: ParsableCommand {
 /// `queryfs history BACKING`: the journal of edits.
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "history", abstract: "List the edits made through views and edit commands.")
-    @Argument(help: "The backing directory.") var backing: String
+    @Argument(help: "The backing directory.", completion: .directory) var backing: String
     @Option(name: .customLong("since"), help: "Only edits since this date or age (2024-05-01, 5m, 2h).") var since: String?
 
     func run() throws {

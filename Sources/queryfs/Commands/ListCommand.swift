@@ -11,8 +11,10 @@ struct ListCommand: ParsableCommand {
             + "such as 'tag:swift -archived modified>7d sort:-modified' (README.md, Queries)."
     )
 
-    @Argument(help: "The backing directory.") var backing: String
-    @Argument(help: "The view (unarchived, tag/swift) or a query (tag:swift -archived).") var view: String
+    @Argument(help: "The backing directory.", completion: .directory) var backing: String
+    @Argument(help: "The view (unarchived, tag/swift) or a query (tag:swift -archived).",
+              completion: .custom { words, _, prefix in ViewCompletion.candidates(words, prefix: prefix) })
+    var view: String
     @Flag(name: .long, help: "Print each name, a tab and the symlink target.") var long = false
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?

@@ -14,7 +14,7 @@ struct MountCommand: ParsableCommand {
             + "Unmount with `queryfs unmount MOUNTPOINT` (or fusermount3 -u).")
 
     @Argument(help: "The backing directory of bundles.") var backing: String
-    @Argument(help: "An empty directory to mount on.") var mountPoint: String
+    @Argument(help: "An empty directory to mount on.", completion: .directory) var mountPoint: String
     @Flag(name: .shortAndLong, help: "Stay in the foreground (SIGINT/SIGTERM unmount).") var foreground = false
     @Option(name: .short, help: "FUSE mount options, comma-separated (allow_other, ro, nonempty, …).")
     var options: [String] = []
@@ -62,13 +62,17 @@ struct MountCommand: ParsableCommand {
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
         let session = FuseSession(options: sessionOptions, log: { message in mountLog.write(message) })
+        // Under systemd (Type=notify) the unit is started only once every view is complete.
+        SystemdNotify.send(["STATUS=Indexing \(backing)"])
         do {
             try session.run {
+                SystemdNotify.send(["READY=1", "STATUS=Serving \(backing) at \(mountPoint)"])
                 if let readyFD {
                     Daemon.report(.ready, on: readyFD)
                     Daemon.detach(logPath: logFile)
                 }
             }
+            SystemdNotify.send(["STOPPING=1"])
         } catch {
             if let readyFD { Daemon.report(.failed(error.description), on: readyFD) }
             printError(error.description)

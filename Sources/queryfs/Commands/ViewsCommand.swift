@@ -6,7 +6,7 @@ struct ViewsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "views", abstract: "List every view path with its number of entries.")
 
-    @Argument(help: "The backing directory.") var backing: String
+    @Argument(help: "The backing directory.", completion: .directory) var backing: String
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
 
@@ -22,16 +22,26 @@ struct ViewsCommand: ParsableCommand {
     }
 }
 
-/// `queryfs status BACKING`: a summary and every payload problem.
+/// `queryfs status BACKING`: a summary and every payload problem; of a
+/// mount (MOUNTPOINT, or a BACKING that is mounted), what its daemon says.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Summarize the items and list payload problems.")
+        commandName: "status", abstract: "Summarize the items and list payload problems.",
+        discussion: "Given a mount point (or a backing directory that is mounted), the running daemon answers "
+            + "(MOUNTPOINT/.queryfs/status, JSON), without scanning anything.")
 
-    @Argument(help: "The backing directory.") var backing: String
+    @Argument(help: "The backing directory, or a mount point.", completion: .directory) var backing: String
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
 
     func run() throws {
+        if configFile == nil, let (mountPoint, text) = MountStatusFile.read(for: backing) {
+            var output = StandardOutput()
+            output.line("mounted at: \(mountPoint)")
+            output.write(Array(text.utf8))
+            output.flush()
+            return
+        }
         try reportingFailures {
             let catalog = try CatalogLoader.load(backing, configFile: configFile)
             var output = StandardOutput()

@@ -11,8 +11,10 @@ struct WatchCommand: ParsableCommand {
         commandName: "watch",
         abstract: "Print each change to a view as a JSON line (deletions, insertions, moves, updates).")
 
-    @Argument(help: "MOUNTPOINT/VIEW, or BACKING when VIEW follows.") var target: String
-    @Argument(help: "The view or a query (tag:swift -archived), when the first argument is the backing directory.") var view: String?
+    @Argument(help: "MOUNTPOINT/VIEW, or BACKING when VIEW follows.", completion: .directory) var target: String
+    @Argument(help: "The view or a query (tag:swift -archived), when the first argument is the backing directory.",
+              completion: .custom { words, _, prefix in ViewCompletion.candidates(words, prefix: prefix) })
+    var view: String?
 
     func run() throws {
         try reportingFailures {

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+
+/// `MOUNTPOINT/.queryfs/status`: what the running daemon knows about
+/// itself, as JSON — read by `queryfs status MOUNTPOINT` and by scripts,
+/// answered from memory (no scan) in well under a second at any size.
+/// Made anew at each open; served with direct I/O, so a read sees all of
+/// it whatever size the last stat said.
+extension QueryFilesystem {
+    static let controlName = ".queryfs"
+    static let statusName = "status"
+
+    /// When the watcher last applied a change (nil: none since the mount).
+    var lastChange: Timestamp? { lastChangeStorage.withLock { $0 } }
+
+    func statusText() -> [UInt8] {
+        var problemItems: [(ItemName, String)] = []
+        var problemCount = 0
+        let (items, archived, views, bundles) = catalog.withIndex { index -> (Int, Int, Int, Int) in
+            var archived = 0, bundles = 0
+            for record in index.records.values {
+                if record.item.archived { archived += 1 }
+                if record.item.kind == .bundle { bundles += 1 }
+                guard !record.item.problems.isEmpty else { continue }
+                problemCount += 1
+                if problemItems.count < 100 { problemItems.append((record.name, record.item.problems.joined(separator: "; "))) }
+            }
+            return (index.records.count, archived, index.views.count, bundles)
+        }
+        problemItems.sort { $0.0.bytes.lexicographicallyPrecedes($1.0.bytes) }
+        let problems = problemItems.map { "{\"item\":\(JSON.string($0.0.description)),\"problem\":\(JSON.string($0.1))}" }
+        let fields: [(String, String)] = [
+            ("version", JSON.string(QueryFSVersion.string)),
+            ("pid", String(getpid())),
+            ("backing", JSON.string(catalog.backing.path)),
+            ("mountPoint", JSON.string(mountPoint)),
+            ("items", String(items)),
+            ("bundles", String(bundles)),
+            ("archived", String(archived)),
+            ("views", String(views)),
+            ("tagFolders", String(folders.tagFolders.count)),
+            ("queryFolders", String(folders.queryFolders.count)),
+            ("changesFollowedBy", JSON.string(catalog.changeFollowing)),
+            ("events", eventReplayer == nil ? "false" : "true"),
+            ("mountedAt", JSON.string(ISO8601.format(Double(mountTime.seconds)))),
+            ("lastChange", lastChange.map { JSON.string(ISO8601.format(Double($0.seconds))) } ?? "null"),
+            ("itemsWithProblems", String(problemCount)),
+            ("problems", "[" + problems.joined(separator: ",") + "]"),
+            ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
+        ]
+        return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
+    }
+
+    func statusAttributes() -> stat {
+        var attributes = stat()
+        attributes.st_ino = ino_t(NodeID.status)
+        attributes.st_mode = S_IFREG | 0o444
+        attributes.st_nlink = 1
+        attributes.st_uid = owner.uid
+        attributes.st_gid = owner.gid
+        attributes.st_size = off_t(statusText().count)
+        let now = Timestamp.now
+        attributes.st_mtim = timespec(tv_sec: Int(now.seconds), tv_nsec: Int(now.nanoseconds))
+        attributes.st_ctim = attributes.st_mtim
+        attributes.st_atim = attributes.st_mtim
+        return attributes
+    }
+
+    /// Opens the status: its text in a memory file whose descriptor is the handle.
+    func openStatus(_ request: fuse_req_t?, info: UnsafeMutablePointer<fuse_file_info>) {
+        guard info.pointee.flags & O_ACCMODE == O_RDONLY else { return fail(request, EACCES) }
+        let fd = qfs_memory_file("queryfs-status")
+        guard fd >= 0 else { return fail(request, errno) }
+        let text = statusText()
+        let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == text.count else { close(fd); return fail(request, EIO) }
+        info.pointee.fh = UInt64(fd)
+        qfs_file_info_set(info, 1, 0, 0)
+        fuse_reply_open(request, info)
+    }
+}
+
+/// Finding and reading a running mount's status, for `queryfs status`.
+public enum MountStatusFile {
+    /// The status text of the queryfs mount at `path`, or of the mount whose
+    /// backing directory `path` is (with that mount's mount point); nil if neither.
+    public static func read(for path: String) -> (mountPoint: String, text: String)? {
+        guard let resolved = resolvedPath(path) else { return nil }
+        let mounts = MountTable.mounts().filter { $0.type == "fuse.queryfs" }
+        guard let mount = mounts.first(where: { $0.mountPoint == resolved }) ?? mounts.first(where: { $0.source == resolved }),
+              let text = try? readWholeFile(mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName)
+        else { return nil }
+        return (mount.mountPoint, text)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 16: queryfs installs and runs like a system tool — `make install`
+/// into a scratch prefix, `--version`, man pages, completions, units; the
+/// mount(8)/fstab calling convention; systemd readiness; its name in `ps`.
+final class InstallTests: MountTestCase {
+    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    func testMakeInstallPutsEverythingInThePrefixAndUninstallTakesItAway() throws {
+        let destination = makeTemporaryDirectory(prefix: "queryfs-install")
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let install = Program.run(["make", "-C", Self.repository, "install", "DESTDIR=\(destination)", "PREFIX=/usr",
+                                   "BINARY=\(QueryfsBinary.path)"])
+        XCTAssertEqual(install.status, 0, install.stderrText)
+        let usr = destination + "/usr"
+        let version = Program.run([usr + "/bin/queryfs", "--version"])
+        XCTAssertEqual(version.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count, 3, version.stdoutText)
+        for page in ["man1/queryfs.1", "man1/queryfs.mount.1", "man1/queryfs.ls.1", "man5/queryfs.5"] {
+            let rendered = Program.run(["man", "-l", usr + "/share/man/" + page])
+            XCTAssertEqual(rendered.status, 0, page)
+            XCTAssertTrue(rendered.stdoutText.contains("queryfs"), page)
+            XCTAssertFalse(rendered.stderrText.contains("warning"), "\(page): \(rendered.stderrText)")
+        }
+        for unit in ["system", "user"] {
+            let text = try String(contentsOfFile: usr + "/lib/systemd/\(unit)/queryfs@.service", encoding: .utf8)
+            XCTAssertTrue(text.contains("Type=notify"), unit)
+            XCTAssertTrue(text.contains("ExecStart=/usr/bin/queryfs mount -f"), unit)
+            XCTAssertFalse(text.contains("@BINDIR@"), unit)
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: usr + "/share/zsh/site-functions/_queryfs"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: usr + "/share/fish/vendor_completions.d/queryfs.fish"))
+
+        // bash: `queryfs ls BACKING <TAB>` offers the views, tag folders included.
+        fixture = MountedFixture()
+        let script = """
+            source '\(usr)/share/bash-completion/completions/queryfs'
+            COMP_WORDS=(queryfs ls '\(fixture.backing)' ''); COMP_CWORD=3
+            COMP_LINE="queryfs ls \(fixture.backing) "; COMP_POINT=${#COMP_LINE}
+            _queryfs queryfs '' '\(fixture.backing)'
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        let completion = Program.run(["env", "PATH=\(usr)/bin:/usr/bin:/bin", "bash", "-c", script])
+        let offered = Set(completion.stdoutText.split(separator: "\n").map(String.init))
+        XCTAssertTrue(offered.isSuperset(of: ["by-name", "unarchived", "archived", "tag/swift", "tag/five"]), completion.stdoutText + completion.stderrText)
+
+        let uninstall = Program.run(["make", "-C", Self.repository, "uninstall", "DESTDIR=\(destination)", "PREFIX=/usr"])
+        XCTAssertEqual(uninstall.status, 0, uninstall.stderrText)
+        let left = FileManager.default.enumerator(atPath: destination)?.compactMap { $0 as? String }
+            .filter { !((try? FileManager.default.attributesOfItem(atPath: destination + "/" + $0)[.type] as? FileAttributeType) == .typeDirectory) }
+        XCTAssertEqual(left ?? [], [])
+    }
+
+    func testTheMountHelperConventionMapsIgnoresAndRefusesOptions() throws {
+        fixture = MountedFixture()
+        let refused = QueryfsBinary.run([fixture.backing, fixture.mountPoint, "-o", "rw,nodev,colour=red"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertEqual(refused.stderrLines.count, 1, refused.stderrText)
+        XCTAssertTrue(refused.stderrText.contains("unknown mount option 'colour=red'"), refused.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+        // What mount.fuse3 hands over for an fstab line: mount(8)'s and systemd's options dropped.
+        let mounted = QueryfsBinary.run([fixture.backing, fixture.mountPoint, "-o",
+                                         "rw,dev,suid,defaults,_netdev,nofail,x-systemd.requires-mounts-for=/srv,allow_other,no_events,query_folders=9"])
+        XCTAssertEqual(mounted.status, 0, mounted.stderrText)
+        XCTAssertTrue(MountTable.isMounted(fixture.mountPoint))
+        let line = try XCTUnwrap(try String(contentsOfFile: "/proc/mounts", encoding: .utf8).split(separator: "\n")
+            .first { $0.contains(" \(fixture.mountPoint) ") })
+        XCTAssertTrue(line.contains("allow_other") && line.contains("default_permissions"), String(line))
+        XCTAssertTrue(RawFiles.list(fixture.mounted("by-name"))?.isEmpty == false)
+        // The daemon is called queryfs in ps (not "exe").
+        XCTAssertEqual(Program.run(["pgrep", "-x", "queryfs"]).status, 0, "pgrep -x queryfs found nothing")
+    }
+
+    /// `mount -t fuse.queryfs` and an fstab line, through mount(8) and
+    /// mount.fuse3 as they are, in a private mount namespace whose
+    /// /usr/local/sbin holds the binary (mount.fuse3 finds `queryfs` on the
+    /// default PATH): nothing on the machine changes.
+    func testMountTypeFuseQueryfsAndAnFstabLineMount() throws {
+        fixture = MountedFixture()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-fstab")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        mkdir(scratch + "/bin", 0o755)
+        XCTAssertEqual(symlink(QueryfsBinary.path, scratch + "/bin/queryfs"), 0)
+        let fstab = scratch + "/fstab"
+        try "\(fixture.backing) \(fixture.mountPoint) fuse.queryfs defaults,_netdev,nofail,allow_other,x-systemd.requires-mounts-for=\(fixture.backing) 0 0\n"
+            .write(toFile: fstab, atomically: true, encoding: .utf8)
+        let script = """
+            set -u
+            trap 'fusermount3 -u -z "$M" 2>/dev/null' EXIT
+            M='\(fixture.mountPoint)'
+            mount --make-rprivate /
+            mount --bind '\(scratch)/bin' /usr/local/sbin
+            mount -t fuse.queryfs '\(fixture.backing)' "$M" -o allow_other,no_events || exit 10
+            ls "$M/by-name" | wc -l > '\(scratch)/type'
+            fusermount3 -u "$M" || exit 11
+            mount -T '\(fstab)' "$M" || exit 12
+            grep " $M " /proc/mounts > '\(scratch)/fstab-line'
+            ls "$M/by-name" | wc -l > '\(scratch)/fstab'
+            fusermount3 -u "$M" || exit 13
+            """
+        let result = Program.run(["unshare", "-m", "sh", "-c", script])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        let typeCount = Int((try? String(contentsOfFile: scratch + "/type", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        let fstabCount = Int((try? String(contentsOfFile: scratch + "/fstab", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        XCTAssertGreaterThan(typeCount, 100, "mount -t fuse.queryfs")
+        XCTAssertEqual(fstabCount, typeCount, "fstab line")
+        XCTAssertTrue((try? String(contentsOfFile: scratch + "/fstab-line", encoding: .utf8))?.contains("allow_other") == true)
+    }
+
+    /// systemd `Type=notify`: READY=1 arrives only once every view is complete.
+    func testSystemdHearsReadyOnlyWhenTheViewsAreComplete() throws {
+        fixture = MountedFixture()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-notify")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let socketPath = scratch + "/notify"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(receiver, 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        XCTAssertEqual(bound, 0)
+        let pid = Program.spawn(["env", "NOTIFY_SOCKET=\(socketPath)", QueryfsBinary.path, "mount", "-f", fixture.backing, fixture.mountPoint],
+                                stdout: scratch + "/out", stderr: scratch + "/err")
+        var messages: [String] = []
+        var listedAtReady: Int?
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !messages.contains(where: { $0.contains("READY=1") }) {
+            var descriptor = pollfd(fd: receiver, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 100) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(receiver, &buffer, buffer.count, 0)
+            guard count > 0 else { continue }
+            let message = String(decoding: buffer[0..<count], as: UTF8.self)
+            messages.append(message)
+            if message.contains("READY=1") { listedAtReady = RawFiles.list(fixture.mounted("by-name"))?.count }
+        }
+        XCTAssertTrue(messages.contains { $0.contains("READY=1") }, "\(messages)")
+        let complete = QueryfsBinary.run(["ls", fixture.backing, "by-name"]).stdoutText.split(separator: "\n").count
+        XCTAssertEqual(listedAtReady, complete, "by-name was not complete at READY=1")
+        XCTAssertTrue(messages.first?.contains("STATUS=") == true, "\(messages)")
+        fixture.unmount()
+        XCTAssertEqual(Program.wait(pid, timeout: 10), 0)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var descriptor = pollfd(fd: receiver, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, 2000) > 0 {
+            let count = recv(receiver, &buffer, buffer.count, 0)
+            XCTAssertTrue(String(decoding: buffer[0..<max(count, 0)], as: UTF8.self).contains("STOPPING=1"))
+        } else {
+            XCTFail("no STOPPING=1 after the unmount")
+        }
+    }
+}
+
+/// `MOUNTPOINT/.queryfs/status` and `queryfs status MOUNTPOINT`: the running
+/// daemon's own account, JSON that an independent parser reads.
+final class MountStatusTests: MountTestCase {
+    private func status() throws -> [String: Any] {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    func testTheStatusFileTellsItemsProblemsOptionsAndTheLastChange() throws {
+        fixture = MountedFixture()
+        try fixture.mount(["-o", "allow_other", "--no-events"])
+        let first = try status()
+        let expected = QueryfsBinary.run(["ls", fixture.backing, "by-name"]).stdoutText.split(separator: "\n").count
+        XCTAssertEqual(first["items"] as? Int, expected)
+        XCTAssertEqual(first["backing"] as? String, fixture.backing)
+        XCTAssertEqual(first["mountPoint"] as? String, fixture.mountPoint)
+        XCTAssertEqual(first["events"] as? Bool, false)
+        XCTAssertEqual(first["options"] as? [String], ["allow_other", "no_events"])
+        XCTAssertTrue(first["lastChange"] is NSNull)
+        let problems = try XCTUnwrap(first["problems"] as? [[String: String]])
+        XCTAssertTrue(problems.contains { $0["item"] == "broken.hpwebsite" }, "\(problems)")
+        XCTAssertEqual(first["itemsWithProblems"] as? Int, problems.count)
+        Corpus(path: fixture.backing).bundle("new.hpwebsite", title: "New", mtime: 9_000)
+        XCTAssertTrue(eventually { ((try? self.status())?["items"] as? Int) == expected + 1 })
+        XCTAssertTrue(try status()["lastChange"] is String)
+        // Read-only: nothing can write it.
+        XCTAssertLessThan(open(fixture.mounted(".queryfs/status"), O_WRONLY), 0)
+        XCTAssertTrue(RawFiles.list(fixture.mountPoint)?.map(\.text).contains(".queryfs") == true)
+
+        for path in [fixture.mountPoint, fixture.backing] {
+            let result = QueryfsBinary.run(["status", path])
+            XCTAssertEqual(result.status, 0, result.stderrText)
+            XCTAssertTrue(result.stdoutText.hasPrefix("mounted at: \(fixture.mountPoint)\n"), result.stdoutText)
+            XCTAssertTrue(result.stdoutText.contains("\"items\": \(expected + 1)"), result.stdoutText)
+        }
+    }
+}
