@@ -32,6 +32,8 @@ public struct FuseSession {
         public var queryFolderLimit = 256
         /// Whether changes made in BACKING raise inotify events on the mount (`EventReplayer`).
         public var events = true
+        /// Told how far the first scan is (items read, of how many), from the scan's threads.
+        public var progress: (@Sendable (Int, Int) -> Void)?
         public init(backing: String, mountPoint: String) {
             self.backing = backing
             self.mountPoint = mountPoint
@@ -71,7 +73,7 @@ public struct FuseSession {
             var sources = configuration.sources
             sources.extraKeyPaths = Set(options.payloadKeys).union(configuration.savedQueryKeyPaths)
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
-                                      ignoring: { configuration.ignores($0.description) }, log: log)
+                                      ignoring: { configuration.ignores($0.description) }, progress: options.progress, log: log)
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)

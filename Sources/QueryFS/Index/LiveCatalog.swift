@@ -53,6 +53,7 @@ public final class LiveCatalog: @unchecked Sendable {
     public init(backingPath path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources(),
                 ignoring ignored: @escaping @Sendable (ItemName) -> Bool = { _ in false },
                 pollerSettings: ChangePollerSettings = ChangePollerSettings(),
+                progress: (@Sendable (_ read: Int, _ total: Int) -> Void)? = nil,
                 log: @escaping @Sendable (String) -> Void) throws(SystemError)
     {
         requestedKeyPaths = sources.extraKeyPaths
@@ -76,7 +77,17 @@ public final class LiveCatalog: @unchecked Sendable {
         var items: [Item] = []
         items.reserveCapacity(names.count)
         let plain = Scanner(sources: sources)
-        let reads = parallelMap(names, threads: Scanner.defaultThreads) { name in coordinated.read(named: name, in: root.fd) }
+        // Progress every 256 items read (from the scan's threads; the callee keeps its own pace).
+        let readCount = Atomic<Int>(0)
+        let reads = parallelMap(names, threads: Scanner.defaultThreads) { name in
+            let read = coordinated.read(named: name, in: root.fd)
+            if let progress {
+                let done = readCount.add(1, ordering: .relaxed).newValue
+                if done & 255 == 0 { progress(done, names.count) }
+            }
+            return read
+        }
+        progress?(names.count, names.count)
         for (name, read) in zip(names, reads) {
             switch read.scan {
             case .item(let item):

@@ -61,6 +61,8 @@ struct MountCommand: ParsableCommand {
         sessionOptions.events = !noEvents
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
+        let progress = MountProgress(backing: backing, log: { message in mountLog.write(message) })
+        sessionOptions.progress = { read, total in progress.report(read: read, of: total) }
         let session = FuseSession(options: sessionOptions, log: { message in mountLog.write(message) })
         // Under systemd (Type=notify) the unit is started only once every view is complete.
         SystemdNotify.send(["STATUS=Indexing \(backing)"])
