@@ -168,6 +168,30 @@ final class MountCommandTests: XCTestCase {
         }
     }
 
+    /// An ordinary user with access to /dev/fuse (a desktop's 0666 node;
+    /// here a private one in a mount namespace) mounts through fusermount3,
+    /// and everything works; the log says once that passthrough is root's.
+    func testAnOrdinaryUserMountsThroughFusermount() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to make the private /dev/fuse and switch users")
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-user")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        chmod(scratch, 0o777)
+        XCTAssertEqual(chown(fixture.mountPoint, 65534, 65534), 0)
+        let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
+            + "exec setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '"
+            + "\"$0\" mount \"$1\" \"$2\" --log \"$3/log\" || exit 10; "
+            + "ls \"$2/by-name\" | wc -l > \"$3/count\"; cat \"$2/bundles/one.hpwebsite/payload.plist\" > \"$3/payload\" || exit 11; "
+            + "fusermount3 -u \"$2\" || exit 12' \"$0\" \"$1\" \"$2\" \"$3\""
+        let result = Program.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                  QueryfsBinary.path, fixture.backing, fixture.mountPoint, scratch])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        let count = Int((try? String(contentsOfFile: scratch + "/count", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+        XCTAssertEqual(count, QueryfsBinary.run(["ls", fixture.backing, "by-name"]).stdoutText.split(separator: "\n").count)
+        XCTAssertEqual(RawFiles.read(scratch + "/payload"), RawFiles.read(fixture.backed("one.hpwebsite/payload.plist")))
+        let log = (try? String(contentsOfFile: scratch + "/log", encoding: .utf8)) ?? ""
+        XCTAssertEqual(log.components(separatedBy: "needs CAP_SYS_ADMIN").count - 1, 1, log)
+    }
+
     func testUnmountOfSomethingNotMounted() {
         let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
         XCTAssertNotEqual(result.status, 0)

@@ -45,7 +45,8 @@ final class KernelPassthrough: @unchecked Sendable {
             guard id > 0 else {
                 if !loggedRefusal {
                     loggedRefusal = true
-                    log("kernel passthrough refused (\(String(cString: strerror(errno)))): files under bundles/ are served by the daemon")
+                    let reason = errno == EPERM ? "it needs CAP_SYS_ADMIN: mount as root for it" : String(cString: strerror(errno))
+                    log("kernel passthrough refused (\(reason)): files under bundles/ are served by the daemon")
                 }
                 return nil
             }
