@@ -70,8 +70,11 @@ struct MountCommand: ParsableCommand {
             try session.run {
                 SystemdNotify.send(["READY=1", "STATUS=Serving \(backing) at \(mountPoint)"])
                 if let readyFD {
-                    Daemon.report(.ready, on: readyFD)
+                    // Out of the terminal's session before the parent returns: a
+                    // terminal closed right after `mount` (script(1) ending) would
+                    // otherwise send SIGHUP, which unmounts.
                     Daemon.detach(logPath: logFile)
+                    Daemon.report(.ready, on: readyFD)
                 }
             }
             SystemdNotify.send(["STOPPING=1"])
