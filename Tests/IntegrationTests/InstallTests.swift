@@ -209,6 +209,18 @@ final class MountStatusTests: MountTestCase {
         XCTAssertLessThan(open(fixture.mounted(".queryfs/status"), O_WRONLY), 0)
         XCTAssertTrue(RawFiles.list(fixture.mountPoint)?.map(\.text).contains(".queryfs") == true)
 
+        // ls and views given the mount point: the daemon's folders, equal to a scan.
+        for view in ["by-name", "tag/swift", "archived"] {
+            XCTAssertEqual(QueryfsBinary.run(["ls", fixture.mountPoint, view, "--long"]).stdoutText,
+                           QueryfsBinary.run(["ls", fixture.backing, view, "--long"]).stdoutText, view)
+        }
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.mountPoint, "tag:swift -archived"]).stdout,
+                       QueryfsBinary.run(["ls", fixture.backing, "tag:swift -archived"]).stdout)
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.mountPoint, "colour=red"]).status, 2)
+        let mountedViews = Set(QueryfsBinary.run(["views", fixture.mountPoint]).stdoutText.split(separator: "\n"))
+        let scannedViews = Set(QueryfsBinary.run(["views", fixture.backing]).stdoutText.split(separator: "\n"))
+        XCTAssertEqual(mountedViews.subtracting(scannedViews.map { $0 }), Set(["query/tag:swift -archived\t\(QueryfsBinary.run(["ls", fixture.backing, "tag:swift -archived"]).stdoutText.split(separator: "\n").count)"]))
+
         for path in [fixture.mountPoint, fixture.backing] {
             let result = QueryfsBinary.run(["status", path])
             XCTAssertEqual(result.status, 0, result.stderrText)

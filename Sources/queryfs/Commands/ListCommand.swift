@@ -22,6 +22,21 @@ struct ListCommand: ParsableCommand {
     var absoluteLinksMountPoint: String?
 
     func run() throws {
+        // A mount point: the daemon's folders answer, already current.
+        if configFile == nil, absoluteLinksMountPoint == nil, let mountPoint = MountedViews.mountPoint(backing) {
+            return try reportingFailures {
+                guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view) else {
+                    throw Failure("no view '\(view)' in the mount at \(mountPoint), nor a query it accepts (its log says why)")
+                }
+                var output = StandardOutput()
+                for entry in entries {
+                    output.write(entry.name)
+                    if long { output.write([0x09]); output.write(entry.target) }
+                    output.write([0x0A])
+                }
+                output.flush()
+            }
+        }
         try reportingFailures {
             let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile)
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative

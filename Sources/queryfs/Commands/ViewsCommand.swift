@@ -11,6 +11,12 @@ struct ViewsCommand: ParsableCommand {
     var configFile: String?
 
     func run() throws {
+        if configFile == nil, let mountPoint = MountedViews.mountPoint(backing) {
+            var output = StandardOutput()
+            for (path, count) in MountedViews.counts(mountPoint: mountPoint) { output.line("\(path)\t\(count)") }
+            output.flush()
+            return
+        }
         try reportingFailures {
             let catalog = try CatalogLoader.load(backing, configFile: configFile)
             var output = StandardOutput()

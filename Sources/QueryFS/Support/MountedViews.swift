@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `queryfs ls` and `views` given a mount point: answered by the running
+/// daemon (reading its folders, which are already current), not by
+/// scanning BACKING again as if it were one.
+public enum MountedViews {
+    /// The mount point `path` names, if it is a queryfs mount.
+    public static func mountPoint(_ path: String) -> String? {
+        guard let resolved = resolvedPath(path) else { return nil }
+        return MountTable.mounts().first { $0.type == "fuse.queryfs" && $0.mountPoint == resolved }?.mountPoint
+    }
+
+    /// A view's entries (name, symlink target) in order, or nil if the mount
+    /// has no such view; a name that is not a view is asked as a query.
+    public static func entries(mountPoint: String, view: String) -> [(name: [UInt8], target: [UInt8])]? {
+        let reserved = ["", ".", "..", QueryFilesystem.bundlesName, QueryFilesystem.controlName]
+        guard !reserved.contains(view), !view.hasPrefix("/") else { return nil }
+        for path in [mountPoint + "/" + view, mountPoint + "/" + ViewDefinition.queryFolder + "/" + view] {
+            let fd = DirectoryReader.openForReading(path)
+            guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { continue }
+            return entries.map { entry in
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let full = Array((path + "/").utf8) + entry.name + [0]
+                let count = full.withUnsafeBufferPointer { name in
+                    buffer.withUnsafeMutableBufferPointer { raw in
+                        readlink(UnsafeRawPointer(name.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                 UnsafeMutableRawPointer(raw.baseAddress!).assumingMemoryBound(to: CChar.self), raw.count)
+                    }
+                }
+                return (entry.name, count > 0 ? Array(buffer[0..<count]) : [])
+            }
+        }
+        return nil
+    }
+
+    /// Every view folder of the mount with its entry count, as `queryfs views` prints them.
+    public static func counts(mountPoint: String) -> [(path: String, count: Int)] {
+        var result: [(String, Int)] = []
+        func walk(_ relative: String, depth: Int) {
+            let fd = DirectoryReader.openForReading(mountPoint + "/" + relative)
+            guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { return }
+            // A folder of folders (tag/, query/, a group) is walked; a view holds symlinks.
+            let container = depth == 0 || relative == ViewDefinition.tagFolder || relative == ViewDefinition.queryFolder
+                || entries.contains { $0.type == UInt8(DT_DIR) }
+            guard container else {
+                result.append((relative, entries.count))
+                return
+            }
+            for entry in entries where entry.type == UInt8(DT_DIR) {
+                let name = String(decoding: entry.name, as: UTF8.self)
+                if depth == 0, name == QueryFilesystem.bundlesName || name == QueryFilesystem.controlName { continue }
+                walk(relative.isEmpty ? name : relative + "/" + name, depth: depth + 1)
+            }
+        }
+        walk("", depth: 0)
+        return result
+    }
+}
