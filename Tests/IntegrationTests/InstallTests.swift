@@ -134,6 +134,23 @@ final class InstallTests: MountTestCase {
         XCTAssertTrue(quiet.stderrText.isEmpty || quiet.stderrText.contains("indexing"), quiet.stderrText)
     }
 
+    /// Under systemd, log lines on the journal's stream carry their priority.
+    func testLogLinesCarryTheirPriorityForTheJournal() throws {
+        fixture = MountedFixture()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-journal")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let stream = scratch + "/stream"
+        XCTAssertTrue(FileManager.default.createFile(atPath: stream, contents: nil))
+        let status = try XCTUnwrap(RawFiles.stat(Array(stream.utf8)))
+        let pid = Program.spawn(["env", "JOURNAL_STREAM=\(status.st_dev):\(status.st_ino)", QueryfsBinary.path, "mount", "-f", "-o", "ro",
+                                 fixture.backing, fixture.mountPoint], stdout: scratch + "/out", stderr: stream)
+        XCTAssertTrue(eventually { MountTable.isMounted(self.fixture.mountPoint) })
+        fixture.unmount()
+        XCTAssertEqual(Program.wait(pid, timeout: 10), 0)
+        let text = try String(contentsOfFile: stream, encoding: .utf8)
+        XCTAssertTrue(text.hasPrefix("<6>read-only mount: no inotify events"), text)
+    }
+
     /// systemd `Type=notify`: READY=1 arrives only once every view is complete.
     func testSystemdHearsReadyOnlyWhenTheViewsAreComplete() throws {
         fixture = MountedFixture()

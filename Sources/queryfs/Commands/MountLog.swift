@@ -5,15 +5,34 @@ import Glibc
 /// Where a mount's log lines go: the `--log` file from the first line on
 /// (so what happens while the mount comes up is there too), else stderr —
 /// the terminal while `mount` waits, nothing once the daemon is detached.
+/// Under systemd (stderr is the journal's stream, `JOURNAL_STREAM`), each
+/// line carries its syslog priority (`<4>` warnings, `<6>` the rest), which
+/// journald reads, so `journalctl -p warning` finds what went wrong.
 final class MountLog: @unchecked Sendable {
     private let fd: Int32
+    private let journal: Bool
 
     init(path: String?) {
         fd = path.map { open($0, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) } ?? -1
         if let path, fd < 0 { printError("cannot open the log \(path): \(String(cString: strerror(errno))); logging to stderr") }
+        journal = fd < 0 && Self.stderrIsTheJournal()
+    }
+
+    /// Whether stderr is the stream systemd named in JOURNAL_STREAM ("device:inode").
+    private static func stderrIsTheJournal() -> Bool {
+        guard let value = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
+        var status = stat()
+        guard fstat(2, &status) == 0 else { return false }
+        return value == "\(status.st_dev):\(status.st_ino)"
     }
 
     func write(_ message: String) {
+        if journal {
+            let priority = message.hasPrefix("warning") || message.contains("cannot") || message.contains("refused") ? 4 : 6
+            let line = Array("<\(priority)>\(message)\n".utf8)
+            line.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress!, $0.count) }
+            return
+        }
         guard fd >= 0 else { return printError(message) }
         // One write per line: lines from several threads never interleave.
         let line = Array("queryfs: \(message)\n".utf8)
