@@ -25,7 +25,7 @@ struct ListCommand: ParsableCommand {
         // A mount point: the daemon's folders answer, already current.
         if configFile == nil, absoluteLinksMountPoint == nil, let mountPoint = MountedViews.mountPoint(backing) {
             return try reportingFailures {
-                guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view) else {
+                guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: long) else {
                     throw Failure("no view '\(view)' in the mount at \(mountPoint), nor a query it accepts (its log says why)")
                 }
                 var output = StandardOutput()
