@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // The configuration file is TOML 1.0, read by toml++ through TOMLKit.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The mount logs through swift-log; the command picks where lines go.
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // libfuse3 as a Swift module: a module map plus a shim header.
@@ -26,7 +28,8 @@ let package = Package(
         // coordination and the FUSE filesystem, each in its own folder.
         .target(
             name: "QueryFS",
-            dependencies: ["CFuse", "CSystemShims", .product(name: "TOMLKit", package: "TOMLKit")]
+            dependencies: ["CFuse", "CSystemShims", .product(name: "TOMLKit", package: "TOMLKit"),
+                           .product(name: "Logging", package: "swift-log")]
         ),
         // The command: argument parsing and wiring only.
         .executableTarget(
@@ -34,6 +37,7 @@ let package = Package(
             dependencies: [
                 "QueryFS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Deterministic sample reading list (Hipstapaper format).

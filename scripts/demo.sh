@@ -37,7 +37,15 @@ show cat "$backing/.queryfs.toml"
 show ls "$mnt/query"
 show $bin/queryfs ls "$backing" 'tag:linux or size>2KB sort:-size'
 show $bin/queryfs views "$backing"
-show $bin/queryfs status "$backing"
+show $bin/queryfs status "$backing"           # mounted: the daemon answers from memory
+show cat "$mnt/.queryfs/status"
+cat <<END
+
+To keep it: sudo make install (queryfs --version; man queryfs; man 5 queryfs), then
+an fstab line mounts a reading list at boot, once every view is ready:
+  $backing $mnt fuse.queryfs defaults,_netdev,nofail 0 0
+and: sudo mount $mnt
+END
 if $keep; then
     printf '\nMounted at %s (backing: %s). Unmount with: %s/queryfs unmount %s\n' "$mnt" "$backing" "$bin" "$mnt"
 fi

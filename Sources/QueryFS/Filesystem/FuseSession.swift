@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFuse
 import CSystemShims
+import Logging
 
 /// One mount, from preflight to unmount: builds the live catalog (so every
 /// view is complete before the mount is visible), creates the FUSE session,
@@ -41,7 +42,20 @@ public struct FuseSession {
     }
 
     public let options: Options
+    /// What every layer of the mount reports (the watcher, the replay, the
+    /// kernel's refusals): one line each, through `logger` — warnings at
+    /// `.warning`, the rest at `.notice`.
     let log: @Sendable (String) -> Void
+
+    /// A mount whose lines go to `logger` (swift-log): the command decides
+    /// where — the `--log` file, stderr, or the journal.
+    public init(options: Options, logger: Logger) {
+        self.options = options
+        log = { message in
+            let warning = message.hasPrefix("warning") || message.contains("cannot") || message.contains("refused")
+            logger.log(level: warning ? .warning : .notice, "\(message)")
+        }
+    }
 
     public init(options: Options, log: @escaping @Sendable (String) -> Void) {
         self.options = options

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import QueryFS
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +64,8 @@ struct MountCommand: ParsableCommand {
         let mountLog = MountLog(path: logFile)
         let progress = MountProgress(backing: backing, log: { message in mountLog.write(message) })
         sessionOptions.progress = { read, total in progress.report(read: read, of: total) }
-        let session = FuseSession(options: sessionOptions, log: { message in mountLog.write(message) })
+        let logger = Logger(label: "queryfs.mount") { _ in MountLogHandler(log: mountLog) }
+        let session = FuseSession(options: sessionOptions, logger: logger)
         // Under systemd (Type=notify) the unit is started only once every view is complete.
         SystemdNotify.send(["STATUS=Indexing \(backing)"])
         do {

@@ -1,3 +1,4 @@
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,9 +27,10 @@ final class MountLog: @unchecked Sendable {
         return value == "\(status.st_dev):\(status.st_ino)"
     }
 
-    func write(_ message: String) {
+    func write(_ message: String, level: Logger.Level? = nil) {
         if journal {
-            let priority = message.hasPrefix("warning") || message.contains("cannot") || message.contains("refused") ? 4 : 6
+            let warning = level.map { $0 >= .warning } ?? (message.hasPrefix("warning") || message.contains("cannot") || message.contains("refused"))
+            let priority = warning ? 4 : 6
             let line = Array("<\(priority)>\(message)\n".utf8)
             line.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress!, $0.count) }
             return
@@ -37,5 +39,23 @@ final class MountLog: @unchecked Sendable {
         // One write per line: lines from several threads never interleave.
         let line = Array("queryfs: \(message)\n".utf8)
         line.withUnsafeBytes { _ = Glibc.write(fd, $0.baseAddress!, $0.count) }
+    }
+}
+
+/// swift-log's handler for a mount: every line to `MountLog`, with its level
+/// (the journal's priority under systemd).
+struct MountLogHandler: LogHandler {
+    let log: MountLog
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        log.write(message.description, level: level)
     }
 }
