@@ -44,7 +44,7 @@ struct EventLatencyBenchmark {
             usleep(12_000)
             drain(watcher)
             let start = now()
-            writePayload("\(backing)/\(name)/payload.plist", title: title)
+            writeSamplePayload("\(backing)/\(name)/payload.plist", title: title)
             return waitFor(watcher, name: entryName(rank: 1, title: title, count: count), kinds: UInt32(IN_CREATE | IN_MOVED_TO)) - start
         }))
         results.append(("delete", created.reversed().enumerated().map { number, name in
@@ -58,14 +58,7 @@ struct EventLatencyBenchmark {
             rmdir("\(backing)/\(name)")
             return waitFor(watcher, name: entry, kinds: UInt32(IN_DELETE | IN_MOVED_FROM)) - start
         }))
-        for (kind, values) in results {
-            let finite = values.filter(\.isFinite).sorted()
-            guard !finite.isEmpty else { print("  \(kind.padding(16)) every sample timed out"); continue }
-            func percentile(_ p: Double) -> Double { finite[min(finite.count - 1, Int(Double(finite.count) * p))] * 1000 }
-            let timedOut = values.count - finite.count
-            print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= 50 ms)"
-                + (timedOut > 0 ? "   TIMED OUT: \(timedOut)" : ""))
-        }
+        printLatencies(results, barMilliseconds: 50, timeout: timeout)
     }
 
     private func entryName(rank: Int, title: String, count: Int) -> String {
@@ -87,6 +80,7 @@ struct EventLatencyBenchmark {
             while offset + 16 <= count {
                 let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
                 let length = Int(buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
+                guard offset + 16 + length <= count else { break }
                 let nameBytes = buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
                 if mask & kinds != 0, String(decoding: nameBytes, as: UTF8.self) == name { return now() }
                 offset += 16 + length
@@ -104,18 +98,7 @@ struct EventLatencyBenchmark {
     private func writeBundle(_ path: String, title: String) {
         let staging = backing + "/../.event-staging"
         mkdir(staging, 0o755)
-        writePayload(staging + "/payload.plist", title: title)
+        writeSamplePayload(staging + "/payload.plist", title: title)
         rename(staging, path)
-    }
-
-    private func writePayload(_ path: String, title: String) {
-        let text = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>isArchived</key><false/><key>tags</key><array/>\
-            <key>webTitle</key><string>\(title)</string></dict></plist>
-            """
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        _ = text.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
     }
 }

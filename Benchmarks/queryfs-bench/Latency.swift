@@ -32,7 +32,7 @@ struct LatencyBenchmark {
             let title = unique()
             nextClockTick()
             let start = now()
-            writePayload("\(backing)/\(name)/payload.plist", title: title)
+            writeSamplePayload("\(backing)/\(name)/payload.plist", title: title)
             return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
         }))
         // Create: a new bundle, newest of all.
@@ -45,7 +45,7 @@ struct LatencyBenchmark {
             nextClockTick()
             let start = now()
             mkdir("\(backing)/\(name)", 0o755)
-            writePayload("\(backing)/\(name)/payload.plist", title: title)
+            writeSamplePayload("\(backing)/\(name)/payload.plist", title: title)
             return waitUntil { entryExists(view: "by-modified", rank: 1, title: title, ext: "hpwebsite") } - start
         }))
         // Rename: each created bundle gets a new name; its entry keeps its
@@ -67,17 +67,7 @@ struct LatencyBenchmark {
             removeBundle("\(backing)/\(bundle.name)")
             return waitUntil { !entryExists(view: "by-modified", rank: 1, title: bundle.title, ext: "hpwebsite") } - start
         }))
-        for (kind, samples) in results {
-            let values = samples.filter { $0.isFinite }
-            let timedOut = samples.count - values.count
-            guard !values.isEmpty else {
-                print("  \(kind.padding(16)) every sample timed out after \(Int(timeout)) s")
-                continue
-            }
-            let sorted = values.sorted()
-            func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
-            print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= 100 ms)\(timedOut > 0 ? "   TIMED OUT: \(timedOut)" : "")")
-        }
+        printLatencies(results, barMilliseconds: 100, timeout: timeout)
     }
 
     /// How many items BACKING holds, kept up to date by the samples (a
@@ -127,17 +117,6 @@ struct LatencyBenchmark {
             usleep(200)
         }
         return now()
-    }
-
-    private func writePayload(_ path: String, title: String) {
-        let text = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>isArchived</key><false/><key>tags</key><array/>\
-            <key>webTitle</key><string>\(title)</string></dict></plist>
-            """
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        _ = text.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
     }
 
     private func removeBundle(_ path: String) {

@@ -47,16 +47,7 @@ final class EventScriptTests: XCTestCase {
             for step in 0..<25 {
                 var before: [[String]: ViewListing] = [:]
                 for view in index.views { before[view.definition.path] = ViewListing(records: view.records) }
-                var batch: [ItemName: Item?] = [:]
-                for _ in 0..<Int.random(in: 1...6, using: &random) {
-                    let name = "item\(Int.random(in: 0..<50, using: &random))"
-                    if Int.random(in: 0..<4, using: &random) == 0 {
-                        batch[ItemName(name + ".hpwebsite")] = Item?.none
-                    } else {
-                        let item = randomItem(name, &random)
-                        batch[item.name] = item
-                    }
-                }
+                let batch = LiveIndexTests.randomBatch(&random, names: 50, item: randomItem)
                 for change in index.apply(batch) {
                     let old = before[change.path] ?? ViewListing(records: [])
                     let new = ViewListing(records: index.view(at: change.path)?.records ?? [])

@@ -28,6 +28,22 @@ final class LiveIndexTests: XCTestCase {
             created: Timestamp(seconds: Int64.random(in: 0..<50, using: &random)))
     }
 
+    /// 1 to 6 changes to items named item0…item(names-1): a quarter of them
+    /// deletions, the rest new states made by `item`.
+    static func randomBatch(_ random: inout Random, names: Int, item: (String, inout Random) -> Item) -> [ItemName: Item?] {
+        var batch: [ItemName: Item?] = [:]
+        for _ in 0..<Int.random(in: 1...6, using: &random) {
+            let name = "item\(Int.random(in: 0..<names, using: &random))"
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                batch[ItemName(name + ".hpwebsite")] = Item?.none
+            } else {
+                let state = item(name, &random)
+                batch[state.name] = state
+            }
+        }
+        return batch
+    }
+
     func listing(_ index: LiveIndex) -> [String: [ItemName]] {
         var result: [String: [ItemName]] = [:]
         for view in index.views { result[view.definition.pathString] = view.records.map(\.name) }
@@ -45,16 +61,7 @@ final class LiveIndexTests: XCTestCase {
             let index = LiveIndex(items: Array(current.values))
             for _ in 0..<25 {
                 let before = listing(index)
-                var batch: [ItemName: Item?] = [:]
-                for _ in 0..<Int.random(in: 1...6, using: &random) {
-                    let name = "item\(Int.random(in: 0..<40, using: &random))"
-                    if Int.random(in: 0..<4, using: &random) == 0 {
-                        batch[ItemName(name + ".hpwebsite")] = Item?.none
-                    } else {
-                        let item = randomItem(name, &random)
-                        batch[item.name] = item
-                    }
-                }
+                let batch = Self.randomBatch(&random, names: 40, item: randomItem)
                 for (name, state) in batch { current[name] = state }
                 let changes = index.apply(batch)
                 let after = listing(index)

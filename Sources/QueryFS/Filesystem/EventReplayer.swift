@@ -179,12 +179,7 @@ final class EventReplayer: @unchecked Sendable {
             perform(parent: NodeID.bundles, present: [item.bytes: entry], invalidating: [],
                     at: path([QueryFilesystem.bundlesName], item.bytes)) { rmdir($0) }
         case .touched(let paths):
-            for relative in paths {
-                answers.expect(ReplayAnswers.Expected(parent: 0, present: [:]))
-                let full = path([QueryFilesystem.bundlesName], relative)
-                _ = full.withCString { utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW) }
-            }
-            answers.expect(nil)
+            for relative in paths { touch(path([QueryFilesystem.bundlesName], relative)) }
         }
     }
 
@@ -214,11 +209,12 @@ final class EventReplayer: @unchecked Sendable {
     }
 
     /// The folder's own IN_ATTRIB: KIO lists a folder again when it gets one.
-    private func touchFolder(_ folder: ViewFolder) {
-        guard !isStopped else { return }
-        answers.expect(ReplayAnswers.Expected(parent: 0, present: [:]))
-        _ = path(folder.path, nil).withCString { utimensat(AT_FDCWD, $0, nil, 0) }
-        answers.expect(nil)
+    private func touchFolder(_ folder: ViewFolder) { touch(path(folder.path, nil)) }
+
+    /// `utimensat` of `fullPath` itself (not what a symlink leads to): IN_ATTRIB.
+    /// Every lookup on its way is answered as anyone's (no folder of its own).
+    private func touch(_ fullPath: [UInt8]) {
+        perform(parent: 0, present: [:], invalidating: [], at: fullPath) { utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW) }
     }
 
     /// Makes one operation on `fullPath` with the answers the handlers give
@@ -227,12 +223,12 @@ final class EventReplayer: @unchecked Sendable {
     /// the new state there, which would make the kernel refuse the operation
     /// (or skip it) without asking — and raise no event.
     private func perform(parent: UInt64, present: [[UInt8]: fuse_entry_param], made: fuse_entry_param? = nil, madePassthrough: Bool = false,
-                         invalidating names: [[UInt8]], at fullPath: [UInt8]? = nil, _ operation: (UnsafePointer<CChar>) -> Int32)
+                         invalidating names: [[UInt8]], at fullPath: [UInt8], _ operation: (UnsafePointer<CChar>) -> Int32)
     {
         for name in names { notifications?.invalidateEntry(parent: parent, name: name) }
         answers.expect(ReplayAnswers.Expected(parent: parent, present: present, made: made, madePassthrough: madePassthrough))
         defer { answers.expect(nil) }
-        guard let fullPath, !isStopped else { return }
+        guard !isStopped else { return }
         if fullPath.withCString(operation) != 0 {
             let code = errno
             // The mount is going away, or a user's edit got there first: the event is theirs.

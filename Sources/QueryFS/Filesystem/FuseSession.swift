@@ -57,10 +57,6 @@ public struct FuseSession {
         }
     }
 
-    public init(options: Options, log: @escaping @Sendable (String) -> Void) {
-        self.options = options
-        self.log = log
-    }
 
     /// Mounts, calls `ready` once the mount is live, serves until unmounted,
     /// then unmounts. Throws (with nothing mounted) if it cannot mount.

@@ -92,9 +92,12 @@ struct KernelCacheInvalidator {
         }
         var touchedPaths: [[UInt8]] = []
         for item in update.touchedItems {
-            let changedFiles = invalidatePassthrough(item: item, replaying: replaying)
+            let nodes = filesystem.passthrough.nodes(inItem: item)
+            // The node of the bundle itself in bundles/, if the kernel holds one.
+            let itemNode = nodes.first { $0.parent == NodeID.bundles && $0.name == item.bytes }
+            let changedFiles = invalidatePassthrough(item: item, nodes: nodes, itemNode: itemNode?.id, replaying: replaying)
             guard replaying else { continue }
-            switch bundleEvent(item) {
+            switch bundleEvent(item, held: itemNode) {
             case .made: events.append(.bundleMade(item))
             case .gone(let node): events.append(.bundleGone(item, entry: goneEntry(node)))
             case .changed: touchedPaths += [item.bytes] + changedFiles
@@ -122,10 +125,9 @@ struct KernelCacheInvalidator {
     /// What a watcher of bundles/ is to hear about `item`: judged by whether
     /// the kernel holds a node for it (a watcher that listed bundles/ holds one
     /// for every bundle) and whether BACKING still has it.
-    private func bundleEvent(_ item: ItemName) -> BundleEvent? {
+    private func bundleEvent(_ item: ItemName, held: PassthroughNode?) -> BundleEvent? {
         var status = stat()
         let exists = item.withCString { fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
-        let held = filesystem.passthrough.nodes(inItem: item).first { $0.parent == NodeID.bundles && $0.name == item.bytes }
         switch (held, exists) {
         case (nil, true): return .made
         case (let node?, false): return .gone(node: node)
@@ -177,11 +179,10 @@ struct KernelCacheInvalidator {
     /// cost thousands of invalidations per burst.
     /// Returns the paths (under bundles/) of the item's files, directly in
     /// it, that changed: where the event replay touches them.
-    private func invalidatePassthrough(item: ItemName, replaying: Bool) -> [[UInt8]] {
+    private func invalidatePassthrough(item: ItemName, nodes: [PassthroughNode], itemNode: UInt64?, replaying: Bool) -> [[UInt8]] {
         var changed: [[UInt8]] = []
-        let folderNode = filesystem.passthrough.nodes(inItem: item).first { $0.parent == NodeID.bundles && $0.name == item.bytes }?.id
         let now = Timestamp.now
-        for node in filesystem.passthrough.nodes(inItem: item) {
+        for node in nodes {
             var status = stat()
             let parentFD = filesystem.passthrough.node(node.parent)?.fd ?? -1
             let same = parentFD >= 0 && node.name.withCString { fstatat(parentFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
@@ -191,12 +192,12 @@ struct KernelCacheInvalidator {
                 invalidateInode(node.id)
                 // A gone bundle's own name: the event replay reports its deletion.
                 if !(replaying && node.parent == NodeID.bundles) { invalidateEntry(parent: node.parent, name: node.name) }
-                if node.parent == folderNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
+                if node.parent == itemNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
                 continue
             }
             let stamp = FileChangeStamp(status)
             if let previous = node.invalidatedState, previous.settled, previous.stamp == stamp { continue }
-            if node.parent == folderNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
+            if node.parent == itemNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
             invalidateInode(node.id)
             node.invalidatedState = (stamp, stamp.isSettled(takenAt: now))
         }

@@ -17,21 +17,23 @@ extension QueryFilesystem {
     var lastChange: Timestamp? { lastChangeStorage.withLock { $0 } }
 
     func statusText() -> [UInt8] {
+        // The records are copied out (a shared dictionary, no copy of the
+        // items) and counted outside the index lock: at 100,000 items the
+        // count takes 20 ms the watcher must not wait for.
+        let (records, views) = catalog.withIndex { ($0.records, $0.views.count) }
         var problemItems: [(ItemName, String)] = []
-        var problemCount = 0
-        let (items, archived, views, bundles) = catalog.withIndex { index -> (Int, Int, Int, Int) in
-            var archived = 0, bundles = 0
-            for record in index.records.values {
-                if record.item.archived { archived += 1 }
-                if record.item.kind == .bundle { bundles += 1 }
-                guard !record.item.problems.isEmpty else { continue }
-                problemCount += 1
-                if problemItems.count < 100 { problemItems.append((record.name, record.item.problems.joined(separator: "; "))) }
-            }
-            return (index.records.count, archived, index.views.count, bundles)
+        var problemCount = 0, archived = 0, bundles = 0
+        for record in records.values {
+            if record.item.archived { archived += 1 }
+            if record.item.kind == .bundle { bundles += 1 }
+            guard !record.item.problems.isEmpty else { continue }
+            problemCount += 1
+            problemItems.append((record.name, record.item.problems.joined(separator: "; ")))
         }
+        let items = records.count
+        // The first 100 by name: the file stays small however much is broken.
         problemItems.sort { $0.0.bytes.lexicographicallyPrecedes($1.0.bytes) }
-        let problems = problemItems.map { "{\"item\":\(JSON.string($0.0.description)),\"problem\":\(JSON.string($0.1))}" }
+        let problems = problemItems.prefix(100).map { "{\"item\":\(JSON.string($0.0.description)),\"problem\":\(JSON.string($0.1))}" }
         let fields: [(String, String)] = [
             ("version", JSON.string(QueryFSVersion.string)),
             ("pid", String(getpid())),
@@ -52,6 +54,13 @@ extension QueryFilesystem {
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
         ]
         return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
+    }
+
+    /// `.queryfs/` itself: read-only, there since the mount.
+    func controlAttributes() -> stat {
+        var attributes = directoryAttributes(id: NodeID.control, changed: mountTime)
+        attributes.st_mode = S_IFDIR | 0o555
+        return attributes
     }
 
     func statusAttributes() -> stat {

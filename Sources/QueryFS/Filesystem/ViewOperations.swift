@@ -28,9 +28,7 @@ extension QueryFilesystem {
                                             timeout: policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
             } else if text == Self.controlName {
-                var entry = entryParameters(id: NodeID.control, attributes: directoryAttributes(id: NodeID.control, changed: mountTime),
-                                            timeout: policy.viewTimeout)
-                entry.attr.st_mode = S_IFDIR | 0o555
+                var entry = entryParameters(id: NodeID.control, attributes: controlAttributes(), timeout: policy.viewTimeout)
                 fuse_reply_entry(request, &entry)
             } else if let folder = folders.folder(path: [text]) {
                 replyFolderEntry(request, folder)
@@ -106,10 +104,7 @@ extension QueryFilesystem {
     func viewAttributes(of id: UInt64) -> stat? {
         switch NodeID.kind(of: id) {
         case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: changed(id))
-        case .control:
-            var attributes = directoryAttributes(id: id, changed: mountTime)
-            attributes.st_mode = S_IFDIR | 0o555
-            return attributes
+        case .control: return controlAttributes()
         case .status: return statusAttributes()
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
@@ -175,9 +170,7 @@ extension QueryFilesystem {
                                   attributes: directoryAttributes(id: NodeID.tagRoot, changed: changed(NodeID.tagRoot)), id: NodeID.tagRoot))
             children.append(.init(name: Array(ViewDefinition.queryFolder.utf8),
                                   attributes: directoryAttributes(id: NodeID.queryRoot, changed: changed(NodeID.queryRoot)), id: NodeID.queryRoot))
-            if let control = viewAttributes(of: NodeID.control) {
-                children.append(.init(name: Array(Self.controlName.utf8), attributes: control, id: NodeID.control))
-            }
+            children.append(.init(name: Array(Self.controlName.utf8), attributes: controlAttributes(), id: NodeID.control))
             return DirectoryListing(count: children.count) { children[$0] }
         case .control:
             var children = dots

@@ -70,7 +70,10 @@ struct MountCommand: ParsableCommand {
         SystemdNotify.send(["STATUS=Indexing \(backing)"])
         do {
             try session.run {
-                SystemdNotify.send(["READY=1", "STATUS=Serving \(backing) at \(mountPoint)"])
+                if case .failed(let reason) = SystemdNotify.send(["READY=1", "STATUS=Serving \(backing) at \(mountPoint)"]) {
+                    // systemd will time the unit out: the log says why.
+                    mountLog.write("warning: cannot tell systemd the mount is ready: \(reason)")
+                }
                 if let readyFD {
                     // Out of the terminal's session before the parent returns: a
                     // terminal closed right after `mount` (script(1) ending) would

@@ -1,0 +1,34 @@
+// What the latency benchmarks share: the sample payload they write, and
+// their report (p50/p99 per kind of change against a bar).
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prints p50 and p99 of each kind's samples (seconds; a timed-out sample
+/// is infinite and counted apart) against `barMilliseconds` at p99.
+func printLatencies(_ results: [(String, [Double])], barMilliseconds: Int, timeout: Double) {
+    for (kind, samples) in results {
+        let sorted = samples.filter(\.isFinite).sorted()
+        let timedOut = samples.count - sorted.count
+        guard !sorted.isEmpty else {
+            print("  \(kind.padding(16)) every sample timed out after \(Int(timeout)) s")
+            continue
+        }
+        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
+        print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= \(barMilliseconds) ms)"
+            + (timedOut > 0 ? "   TIMED OUT: \(timedOut)" : ""))
+    }
+}
+
+/// A Hipstapaper payload titled `title`, written at `path` in place (O_TRUNC, as an app saves).
+func writeSamplePayload(_ path: String, title: String) {
+    let text = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict><key>isArchived</key><false/><key>tags</key><array/>\
+        <key>webTitle</key><string>\(title)</string></dict></plist>
+        """
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    _ = text.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
