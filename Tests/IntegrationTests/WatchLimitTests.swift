@@ -5,9 +5,9 @@ import Glibc
 #endif
 
 /// The inotify watch limit used up (`fs.inotify.max_user_watches` lowered
-/// for the test, restored after): the mount still comes up, says once how to
-/// raise the limit, and polls what it cannot watch, so views still follow
-/// every change.
+/// for the test, restored after): an inotify mount still comes up, says once
+/// how to raise the limit, and polls what it cannot watch, so views still
+/// follow every change; a fanotify mount needs no watch per bundle at all.
 final class WatchLimitTests: MountTestCase {
     private var savedLimit: String?
     private static let limitFile = "/proc/sys/fs/inotify/max_user_watches"
@@ -74,7 +74,7 @@ final class WatchLimitTests: MountTestCase {
         makeFixture()
         let log = fixture.root + "/mount.log"
         try limitWatches(to: watchesInUse())  // not one more: BACKING itself cannot be watched
-        try fixture.mount(["--log", log])
+        try fixture.mount(["--log", log, "--notify", "inotify"])
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint), [])
         assertLogSaysHowToRaiseTheLimit(log)
         changeAndSettle()
@@ -84,9 +84,26 @@ final class WatchLimitTests: MountTestCase {
         makeFixture()
         let log = fixture.root + "/mount.log"
         try limitWatches(to: watchesInUse() + 4)  // BACKING and three bundles
-        try fixture.mount(["--log", log])
+        try fixture.mount(["--log", log, "--notify", "inotify"])
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint), [])
         assertLogSaysHowToRaiseTheLimit(log)
         changeAndSettle()
+    }
+
+    /// The same tiny limit does not touch a fanotify mount: BACKING's one
+    /// watch and the mark follow every bundle, nothing is polled, nothing warned.
+    func testFanotifyNeedsNoWatchPerBundle() throws {
+        try XCTSkipIf(getuid() != 0, "a filesystem mark needs CAP_SYS_ADMIN; CI runs as root")
+        makeFixture()
+        let log = fixture.root + "/mount.log"
+        try limitWatches(to: watchesInUse() + 2)  // BACKING, and one to spare
+        try fixture.mount(["--log", log, "--notify", "fanotify"])
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        XCTAssertFalse(text.contains("max_user_watches"), text)
+        XCTAssertTrue(text.contains("changes are followed by fanotify"), text)
+        XCTAssertFalse(text.contains("polling"), text)
+        let started = Date()
+        changeAndSettle()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "changes took polling rounds to show")
     }
 }

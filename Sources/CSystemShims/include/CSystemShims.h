@@ -104,4 +104,43 @@ int qfs_backing_close(int fuse_fd, int backing_id);
 /// to `backing_id` (0 clears the mark).
 void qfs_passthrough_mark_next_open(int backing_id);
 
+// fanotify (fanotify.c): one filesystem mark instead of a watch per folder.
+
+/// The longest file handle kept (MAX_HANDLE_SZ is 128; ext4, xfs, btrfs and
+/// tmpfs use at most 40 bytes for a folder).
+#define QFS_HANDLE_CAPACITY 64
+
+/// One event: its mask, the handle of the folder it happened in, and the
+/// name in that folder (points into the read buffer; empty for the folder itself).
+typedef struct qfs_fanotify_event {
+    uint64_t mask;
+    int handle_type;
+    unsigned int handle_length;
+    unsigned char handle[QFS_HANDLE_CAPACITY];
+    const char *name;
+    size_t name_length;
+} qfs_fanotify_event;
+
+/// What a mark asks for (create, delete, moves, modify, attrib, close-write, folders too).
+extern const uint64_t QFS_FAN_CHANGES;
+extern const uint64_t QFS_FAN_Q_OVERFLOW;
+extern const uint64_t QFS_FAN_ONDIR;
+extern const uint64_t QFS_FAN_MOVED_FROM;
+extern const uint64_t QFS_FAN_DELETE;
+
+/// fanotify_init (notification class, folder handle and name reported,
+/// non-blocking) and a mark on the whole filesystem that holds `path`
+/// (CAP_SYS_ADMIN). The descriptor, or -1 with errno set.
+int qfs_fanotify_open_filesystem(const char *path, uint64_t mask);
+
+/// Decodes the event at `*offset` of what a read returned, and moves
+/// `*offset` past it. 1 with `*out` filled, 0 at the end of the buffer.
+int qfs_fanotify_next(const unsigned char *buffer, size_t length, size_t *offset, qfs_fanotify_event *out);
+
+/// name_to_handle_at(2) into `out`'s handle fields. 0, or -1 with errno.
+int qfs_name_to_handle(int dirfd, const char *path, int flags, qfs_fanotify_event *out);
+
+/// open_by_handle_at(2) of `event`'s handle (CAP_DAC_READ_SEARCH). A descriptor, or -1 with errno.
+int qfs_open_by_handle(int mount_fd, const qfs_fanotify_event *event, int flags);
+
 #endif

@@ -33,6 +33,8 @@ public struct FuseSession {
         public var queryFolderLimit = 256
         /// Whether changes made in BACKING raise inotify events on the mount (`EventReplayer`).
         public var events = true
+        /// How the insides of bundles are followed (fanotify where it may, else inotify).
+        public var changeNotification = ChangeNotification.automatic
         /// Told how far the first scan is (items read, of how many), from the scan's threads.
         public var progress: (@Sendable (Int, Int) -> Void)?
         public init(backing: String, mountPoint: String) {
@@ -82,8 +84,12 @@ public struct FuseSession {
         do {
             var sources = configuration.sources
             sources.extraKeyPaths = Set(options.payloadKeys).union(configuration.savedQueryKeyPaths)
+            var following = LiveCatalog.ChangePollerSettings()
+            following.notification = options.changeNotification
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
-                                      ignoring: { configuration.ignores($0.description) }, progress: options.progress, log: log)
+                                      ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
+                                      progress: options.progress, log: log)
+            log("changes are followed by \(catalog.changeFollowing)")
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)

@@ -46,6 +46,8 @@ extension QueryFilesystem {
             ("tagFolders", String(folders.tagFolders.count)),
             ("queryFolders", String(folders.queryFolders.count)),
             ("changesFollowedBy", JSON.string(catalog.changeFollowing)),
+            ("changeNotification", JSON.string(catalog.changeNotificationMode)),
+            ("inotifyWatches", String(catalog.inotifyWatchCount)),
             ("events", eventReplayer == nil ? "false" : "true"),
             ("mountedAt", JSON.string(ISO8601.format(Double(mountTime.seconds)))),
             ("lastChange", lastChange.map { JSON.string(ISO8601.format(Double($0.seconds))) } ?? "null"),

@@ -69,7 +69,7 @@ public final class LiveCatalog: @unchecked Sendable {
         releaseWaiters = ReleaseWaiters(rootFD: root.fd, onRelease: { wakeSignal.wake() })
         // Follow first, then scan: a change during the scan is then seen twice, never missed.
         let changeSources = try ChangeSources(root: root, log: log, pollerSettings: pollerSettings.poller,
-                                              onPolledChange: { wakeSignal.wake() })
+                                              notification: pollerSettings.notification, onPolledChange: { wakeSignal.wake() })
         self.sources = changeSources
         // The first scan reads without locks (there is no earlier state to
         // keep); items a writer holds are read again once it lets go.
@@ -106,9 +106,11 @@ public final class LiveCatalog: @unchecked Sendable {
         if changeSources.poller.isPolling { log("changes are followed by \(changeSources.summary)") }
     }
 
-    /// How the poller behaves where notifications cannot reach.
+    /// How changes are followed: the notification mode, and how the poller
+    /// behaves where notifications cannot reach.
     public struct ChangePollerSettings: Sendable {
         var poller = ChangePoller.Settings()
+        public var notification = ChangeNotification.automatic
         public init() {}
         /// The share of one core polling may use (0.1: 10 %).
         public var share: Double {
@@ -193,6 +195,12 @@ public final class LiveCatalog: @unchecked Sendable {
 
     /// How changes are followed (inotify, polling), for the log and `queryfs status`.
     public var changeFollowing: String { sources.summary }
+
+    /// "fanotify", "inotify" or "polling": how the insides of bundles are followed.
+    public var changeNotificationMode: String { sources.mode }
+
+    /// How many inotify watches the mount holds.
+    public var inotifyWatchCount: Int { sources.watcher.watchCount }
 
     public typealias Subscriber = UpdateSubscribers.Subscriber
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Watches a backing directory with inotify: the directory itself and every
 /// directory inside every bundle (nested too), so that an in-place edit of a
@@ -60,6 +61,7 @@ final class BackingWatcher {
         }
         do {
             rootDescriptor = try inotify!.addWatch(path: Array(rootPath.utf8), mask: Self.rootMask)
+            countWatches()
         } catch {
             guard Self.isWatchLimit(error) else { throw error }
             noteWatchLimit()
@@ -97,6 +99,7 @@ final class BackingWatcher {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) | UInt32(bitPattern: IN_MASK_ADD)
         do {
             configurationDescriptor = try inotify.addWatch(path: folder, mask: mask)
+            countWatches()
             return true
         } catch {
             if Self.isWatchLimit(error) { noteWatchLimit() } else { log("warning: cannot watch \(path): \(error.message); it is polled") }
@@ -104,14 +107,16 @@ final class BackingWatcher {
         }
     }
 
-    /// Waits up to `timeout` ms for events (returns early if `wakeFD` becomes readable).
-    func wait(timeout: Int32, wakeFD: Int32) -> [Inotify.Event] {
-        guard let inotify else {
-            var descriptor = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, timeout)
-            return []
-        }
-        return inotify.wait(timeout: timeout, wakeFD: wakeFD)
+    /// Every event queued now (none without an instance).
+    func readAvailable() -> [Inotify.Event] { inotify?.readAvailable() ?? [] }
+
+    /// How many inotify watches are in place (read by `queryfs status` from any thread).
+    var watchCount: Int { watches.load(ordering: .relaxed) }
+    private let watches = Atomic<Int>(0)
+
+    private func countWatches() {
+        let configuration = configurationDescriptor >= 0 && configurationDescriptor != rootDescriptor ? 1 : 0
+        watches.store(itemOfDescriptor.count + (rootDescriptor >= 0 ? 1 : 0) + configuration, ordering: .relaxed)
     }
 
     /// Watches every directory of a bundle (idempotent: existing watches are
@@ -188,6 +193,7 @@ final class BackingWatcher {
             itemOfDescriptor[descriptor] = nil
             inotify?.removeWatch(descriptor)
         }
+        countWatches()
     }
 
     /// Records that `descriptor` watches a folder of `item` (taking it over
@@ -198,6 +204,7 @@ final class BackingWatcher {
         }
         itemOfDescriptor[descriptor] = item
         descriptorsOfItem[item, default: []].insert(descriptor)
+        countWatches()
     }
 
     /// Turns inotify events into dirty items.
@@ -231,6 +238,7 @@ final class BackingWatcher {
                 // The directory is gone (deleted, or replaced by a rename over it).
                 itemOfDescriptor[event.descriptor] = nil
                 descriptorsOfItem[item]?.remove(event.descriptor)
+                countWatches()
                 observation.dirtyItems.insert(item)
                 continue
             }

@@ -37,15 +37,6 @@ final class Inotify {
         _ = inotify_rm_watch(fd, descriptor)
     }
 
-    /// Waits up to `timeout` milliseconds (-1: forever) for events and returns
-    /// those ready; empty on timeout. Also returns early when `wakeFD` is readable.
-    func wait(timeout: Int32, wakeFD: Int32) -> [Event] {
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-        let ready = poll(&fds, wakeFD >= 0 ? 2 : 1, timeout)
-        guard ready > 0, fds[0].revents & Int16(POLLIN) != 0 else { return [] }
-        return readAvailable()
-    }
-
     /// Reads every event queued now, without blocking.
     func readAvailable() -> [Event] {
         var events: [Event] = []

@@ -37,6 +37,10 @@ struct MountCommand: ParsableCommand {
     var queryFolderLimit = 256
     @Flag(name: .customLong("no-events"), help: "Raise no inotify events for changes made in BACKING (file managers then need a refresh to see them).")
     var noEvents = false
+    @Option(name: .customLong("notify"), help: ArgumentHelp(
+        "How changes inside bundles are heard: auto (fanotify where the mount may, else inotify), fanotify (or fail), inotify.",
+        valueName: "auto|fanotify|inotify"))
+    var notification: ChangeNotification = .automatic
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
     @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
@@ -60,6 +64,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.ageRecountSeconds = ageRecount
         sessionOptions.queryFolderLimit = queryFolderLimit
         sessionOptions.events = !noEvents
+        sessionOptions.changeNotification = notification
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
         let progress = MountProgress(backing: backing, log: { message in mountLog.write(message) })
@@ -99,6 +104,7 @@ struct MountCommand: ParsableCommand {
         if noCoordination { arguments.append("--no-coordination") }
         if noPassthrough { arguments.append("--no-passthrough") }
         if noEvents { arguments.append("--no-events") }
+        arguments += ["--notify", notification.rawValue]
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
         arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]
@@ -122,3 +128,5 @@ struct UnmountCommand: ParsableCommand {
         }
     }
 }
+
+extension ChangeNotification: ExpressibleByArgument {}

@@ -1,0 +1,171 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How changes inside bundles are heard: one fanotify mark on BACKING's
+/// filesystem when the mount is privileged (no watch per folder), inotify
+/// watches otherwise. Either way, random changes made straight in BACKING
+/// converge: every view equals a fresh computation.
+final class ChangeNotificationMountTests: MountTestCase {
+    private static let bundleCount = 120
+
+    private func makeFixture() {
+        fixture = MountedFixture { corpus in
+            for number in 0..<Self.bundleCount {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 5 == 0,
+                              tags: number % 3 == 0 ? ["three"] : [], mtime: 1_000 + number)
+            }
+        }
+    }
+
+    private func status(at mountPoint: String) throws -> [String: Any] {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: mountPoint + "/.queryfs/status"))
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// A seeded run of the changes people and sync tools make, all straight
+    /// in BACKING: payloads rewritten in place (only the bundle's own folder
+    /// hears that) or replaced by rename, nested folders made, filled and
+    /// moved between bundles, bundles made, deleted and renamed — and
+    /// edited in place right after a rename, when a folder's old path is
+    /// the one last seen.
+    private func randomChanges(backing: String, seed: UInt64, count: Int) {
+        var random = SeededGenerator(seed: seed)
+        let corpus = Corpus(path: backing)
+        var names = (0..<Self.bundleCount).map { "b\($0).hpwebsite" }
+        var made = 0
+        func payload(_ name: String) -> String { backing + "/" + name + "/payload.plist" }
+        func plist() -> [UInt8] {
+            Array(Corpus.plist(title: "Changed \(random.next() % 1000)", archived: random.next() % 2 == 0,
+                               tags: random.next() % 2 == 0 ? ["three", "new\(random.next() % 4)"] : []).utf8)
+        }
+        for _ in 0..<count {
+            guard !names.isEmpty else { break }
+            let index = Int(random.next() % UInt64(names.count))
+            let name = names[index]
+            switch random.next() % 7 {
+            case 0:  // in place: O_TRUNC and write, no rename
+                corpus.write(payload(name), plist())
+            case 1:  // replaced: a sibling renamed over the payload
+                corpus.write(payload(name) + ".tmp", plist())
+                rename(payload(name) + ".tmp", payload(name))
+            case 2:
+                made += 1
+                corpus.bundle("made\(made).hpwebsite", title: "Made \(made)", tags: ["fresh"], mtime: 5_000 + made)
+                names.append("made\(made).hpwebsite")
+            case 3:
+                try? FileManager.default.removeItem(atPath: backing + "/" + name)
+                names.remove(at: index)
+            case 4:  // renamed, then edited in place under its new name
+                let new = "r\(random.next() % 100_000)-" + name
+                rename(backing + "/" + name, backing + "/" + new)
+                names[index] = new
+                corpus.write(payload(new), plist())
+            case 5:  // a nested folder with a file, then a payload edit in place
+                mkdir(backing + "/" + name + "/nested", 0o755)
+                corpus.write(backing + "/" + name + "/nested/note.txt", Array("note".utf8))
+                corpus.write(payload(name), plist())
+            default:  // a nested folder moved to another bundle, then a file written inside it
+                let other = names[Int(random.next() % UInt64(names.count))]
+                mkdir(backing + "/" + name + "/moving", 0o755)
+                if other != name, rename(backing + "/" + name + "/moving", backing + "/" + other + "/moved\(random.next() % 1000)") == 0 {
+                    corpus.write(payload(other), plist())
+                }
+            }
+        }
+    }
+
+    func testFanotifyFollowsEveryBundleWithOneMark() throws {
+        try XCTSkipIf(getuid() != 0, "a filesystem mark needs CAP_SYS_ADMIN; CI runs as root")
+        makeFixture()
+        try fixture.mount(["--notify", "fanotify"])
+        let status = try status(at: fixture.mountPoint)
+        XCTAssertEqual(status["changeNotification"] as? String, "fanotify")
+        // BACKING's own watch, and its folder's for the configuration: none per bundle.
+        XCTAssertLessThanOrEqual(try XCTUnwrap(status["inotifyWatches"] as? Int), 2)
+        randomChanges(backing: fixture.backing, seed: 17, count: 150)
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
+    }
+
+    func testInotifyCanBeAskedFor() throws {
+        makeFixture()
+        try fixture.mount(["--notify", "inotify"])
+        let status = try status(at: fixture.mountPoint)
+        XCTAssertEqual(status["changeNotification"] as? String, "inotify")
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(status["inotifyWatches"] as? Int), Self.bundleCount + 1)
+        randomChanges(backing: fixture.backing, seed: 23, count: 150)
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
+    }
+
+    func testFanotifyAskedForButRefusedIsOneLine() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to switch to an unprivileged user")
+        makeFixture()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-fanotify")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        chmod(scratch, 0o777)
+        XCTAssertEqual(chown(fixture.mountPoint, 65534, 65534), 0)
+        let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
+            + "exec setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$0\" mount \"$1\" \"$2\" --notify fanotify"
+        let result = Program.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                  QueryfsBinary.path, fixture.backing, fixture.mountPoint])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+        XCTAssertTrue(result.stderrText.contains("fanotify"), result.stderrText)
+    }
+
+    /// An unprivileged mount (user 65534, in a mount namespace of its own
+    /// with a /dev/fuse it may open) falls back to inotify, says why, and
+    /// converges. The test reads the mount through the namespace's root
+    /// (/proc/PID/root) while the mount stays up; `allow_root` lets it, with
+    /// `user_allow_other` in a fuse.conf bound over the real one in that
+    /// namespace only.
+    func testAnUnprivilegedMountUsesInotifyAndConverges() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to make the private /dev/fuse and switch users")
+        makeFixture()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-inotify-user")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        chmod(scratch, 0o777)
+        XCTAssertEqual(chown(fixture.mountPoint, 65534, 65534), 0)
+        // Up until the test says done; then unmounted, whatever happened.
+        let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
+            + "echo user_allow_other > \"$3/fuse.conf\" && mount --bind \"$3/fuse.conf\" /etc/fuse.conf && "
+            + "setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '"
+            + "\"$0\" mount \"$1\" \"$2\" -o allow_root --log \"$3/log\" || exit 10; touch \"$3/ready\"; "
+            + "i=0; while [ ! -e \"$3/done\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
+            + "fusermount3 -u \"$2\"' \"$0\" \"$1\" \"$2\" \"$3\""
+        let shell = Program.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                   QueryfsBinary.path, fixture.backing, fixture.mountPoint, scratch],
+                                  stdout: scratch + "/out", stderr: scratch + "/err")
+        XCTAssertGreaterThan(shell, 0)
+        defer {
+            FileManager.default.createFile(atPath: scratch + "/done", contents: nil)
+            if Program.wait(shell, timeout: 15) == nil {
+                kill(shell, SIGKILL)
+                _ = Program.wait(shell)
+            }
+        }
+        XCTAssertTrue(eventually(timeout: 20) { FileManager.default.fileExists(atPath: scratch + "/ready") },
+                      (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
+        let mountPoint = "/proc/\(shell)/root" + fixture.mountPoint
+        let status = try status(at: mountPoint)
+        XCTAssertEqual(status["changeNotification"] as? String, "inotify")
+        XCTAssertTrue((status["changesFollowedBy"] as? String)?.contains("CAP_SYS_ADMIN") == true, "\(status)")
+        randomChanges(backing: fixture.backing, seed: 29, count: 150)
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: mountPoint, timeout: 10), [])
+    }
+}
+
+/// splitmix64: the same changes on every run.
+struct SeededGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
