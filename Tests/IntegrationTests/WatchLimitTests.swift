@@ -100,8 +100,10 @@ final class WatchLimitTests: MountTestCase {
         try fixture.mount(["--log", log, "--notify", "fanotify"])
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         XCTAssertFalse(text.contains("max_user_watches"), text)
-        XCTAssertTrue(text.contains("changes are followed by fanotify"), text)
         XCTAssertFalse(text.contains("polling"), text)
+        let status = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+        let fields = try XCTUnwrap(JSONSerialization.jsonObject(with: status) as? [String: Any])
+        XCTAssertEqual(fields["changeNotification"] as? String, "fanotify")
         let started = Date()
         changeAndSettle()
         XCTAssertLessThan(Date().timeIntervalSince(started), 2, "changes took polling rounds to show")

@@ -243,9 +243,11 @@ enum FuseOperations {
         ops.statfs = { request, id in
             let fs = FuseOperations.filesystem(request)
             let node = fs.passthrough.node(id) ?? fs.passthrough.root
-            var status = statvfs()
-            guard fstatvfs(node.fd, &status) == 0 else { return fs.fail(request, errno) }
-            fuse_reply_statfs(request, &status)
+            fs.withNodeDescriptor(request, node) { fd in
+                var status = statvfs()
+                guard fstatvfs(fd, &status) == 0 else { return fs.fail(request, errno) }
+                fuse_reply_statfs(request, &status)
+            }
         }
         ops.setxattr = { request, id, name, value, size, flags in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }
@@ -254,7 +256,7 @@ enum FuseOperations {
             }
         }
         ops.getxattr = { request, id, name, size in
-            guard let (_, node) = FuseOperations.passthroughNode(request, id) else {
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else {
                 // Views carry no extended attributes. EOPNOTSUPP (not ENODATA) because
                 // `ls -l` asks for security.selinux on every entry and stops asking
                 // for the rest of the device once told it is unsupported: one round
@@ -262,14 +264,14 @@ enum FuseOperations {
                 // kernel would then refuse getxattr for bundles/ too.)
                 return FuseOperations.filesystem(request).fail(request, EOPNOTSUPP)
             }
-            XattrReply.get(request, path: QueryFilesystem.procPath(node.fd), name: name!, size: size)
+            fs.withNodeDescriptor(request, node) { XattrReply.get(request, path: QueryFilesystem.procPath($0), name: name!, size: size) }
         }
         ops.listxattr = { request, id, size in
-            guard let (_, node) = FuseOperations.passthroughNode(request, id) else {
+            guard let (fs, node) = FuseOperations.passthroughNode(request, id) else {
                 if size == 0 { fuse_reply_xattr(request, 0) } else { fuse_reply_buf(request, nil, 0) }
                 return
             }
-            XattrReply.list(request, path: QueryFilesystem.procPath(node.fd), size: size)
+            fs.withNodeDescriptor(request, node) { XattrReply.list(request, path: QueryFilesystem.procPath($0), size: size) }
         }
         ops.removexattr = { request, id, name in
             guard let (fs, node) = FuseOperations.passthroughNode(request, id) else { return FuseOperations.filesystem(request).fail(request, ENOTSUP) }

@@ -72,6 +72,8 @@ public struct FuseSession {
             throw MountPreflight.Failure("mount point \(options.mountPoint): \(String(cString: strerror(errno)))")
         }
         try MountPreflight.checkFuseDevice()
+        // Before anything opens: the passthrough table sizes its descriptor cache from it.
+        DescriptorLimit.raiseSoftLimit()
 
         let configuration: Configuration
         do {
@@ -89,7 +91,6 @@ public struct FuseSession {
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
                                       progress: options.progress, log: log)
-            log("changes are followed by \(catalog.changeFollowing)")
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)

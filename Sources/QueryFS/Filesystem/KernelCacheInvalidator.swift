@@ -114,10 +114,12 @@ struct KernelCacheInvalidator {
 
     private enum BundleEvent { case made, gone(node: PassthroughNode), changed }
 
-    /// The entry a gone bundle had: its descriptor still reads its last status.
+    /// The entry a gone bundle had: its descriptor, if still open, reads its
+    /// last status; else the type it was looked up with serves.
     private func goneEntry(_ node: PassthroughNode) -> fuse_entry_param {
         var status = stat()
-        fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
+        status.st_mode = node.type | 0o755
+        _ = try? filesystem.passthrough.withDescriptor(node) { fstatat($0, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) }
         status.st_ino = ino_t(node.id)
         return filesystem.entryParameters(id: node.id, attributes: status, timeout: 0)
     }
@@ -127,7 +129,7 @@ struct KernelCacheInvalidator {
     /// for every bundle) and whether BACKING still has it.
     private func bundleEvent(_ item: ItemName, held: PassthroughNode?) -> BundleEvent? {
         var status = stat()
-        let exists = item.withCString { fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
+        let exists = item.withCString { fstatat(filesystem.passthrough.rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
         switch (held, exists) {
         case (nil, true): return .made
         case (let node?, false): return .gone(node: node)
@@ -184,9 +186,12 @@ struct KernelCacheInvalidator {
         let now = Timestamp.now
         for node in nodes {
             var status = stat()
-            let parentFD = filesystem.passthrough.node(node.parent)?.fd ?? -1
-            let same = parentFD >= 0 && node.name.withCString { fstatat(parentFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
-                && UInt64(status.st_ino) == node.inode
+            let found = filesystem.passthrough.node(node.parent).flatMap { parent in
+                try? filesystem.passthrough.withDescriptor(parent) { parentFD in
+                    node.name.withCString { fstatat(parentFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
+                }
+            } ?? false
+            let same = found && UInt64(status.st_ino) == node.inode
             if !same {
                 node.invalidatedState = nil
                 invalidateInode(node.id)
@@ -203,7 +208,7 @@ struct KernelCacheInvalidator {
         }
         // The item itself in bundles/, if the kernel holds a dentry for a name now gone.
         var status = stat()
-        if !replaying, item.withCString({ fstatat(filesystem.passthrough.root.fd, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
+        if !replaying, item.withCString({ fstatat(filesystem.passthrough.rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
             invalidateEntry(parent: NodeID.bundles, name: item.bytes)
         }
         return changed

@@ -5,7 +5,8 @@ import CFuse
 import CSystemShims
 
 /// `bundles/`: the backing directory passed through, as libfuse's
-/// passthrough_ll does it — every node an QFS_O_PATH descriptor, every open file
+/// passthrough_ll does it — every node an O_PATH descriptor (lent by
+/// `PassthroughTable`, which keeps a bounded number open), every open file
 /// a real descriptor on the backing file, data spliced straight through.
 extension QueryFilesystem {
     /// `/proc/self/fd/N`: how to reach a file an QFS_O_PATH descriptor names.
@@ -32,34 +33,57 @@ extension QueryFilesystem {
         return entryParameters(id: node.id, attributes: attributes, timeout: policy.timeout(forPassthroughItem: node.item))
     }
 
-    func passthroughAttributes(_ node: PassthroughNode, openFD: Int32? = nil) -> stat? {
+    func passthroughAttributes(_ node: PassthroughNode, openFD: Int32? = nil) throws(SystemError) -> stat {
         var status = stat()
-        let result = openFD.map { fstat($0, &status) } ?? fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
-        guard result == 0 else { return nil }
+        let result: Int32
+        if let openFD {
+            result = fstat(openFD, &status)
+        } else {
+            result = try passthrough.withDescriptor(node) { fstatat($0, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) }
+        }
+        guard result == 0 else { throw SystemError.current("stat") }
         status.st_ino = ino_t(node.id)
         return status
     }
 
     func passthroughGetattr(_ request: fuse_req_t?, _ node: PassthroughNode) {
-        guard var status = passthroughAttributes(node) else { return replyError(request) }
-        fuse_reply_attr(request, &status, policy.timeout(forPassthroughItem: node.item))
+        do {
+            var status = try passthroughAttributes(node)
+            fuse_reply_attr(request, &status, policy.timeout(forPassthroughItem: node.item))
+        } catch {
+            replyError(request, error.errno)
+        }
+    }
+
+    /// Runs `body` with `node`'s descriptor, or replies with the errno it could not be had for.
+    func withNodeDescriptor(_ request: fuse_req_t?, _ node: PassthroughNode, _ body: (Int32) -> Void) {
+        do { try passthrough.withDescriptor(node, body) } catch { replyError(request, error.errno) }
+    }
+
+    /// The same for two nodes.
+    func withNodeDescriptors(_ request: fuse_req_t?, _ first: PassthroughNode, _ second: PassthroughNode,
+                             _ body: (Int32, Int32) -> Void) {
+        do { try passthrough.withDescriptors(first, second, body) } catch { replyError(request, error.errno) }
     }
 
     func passthroughSetattr(_ request: fuse_req_t?, _ node: PassthroughNode, attributes: UnsafeMutablePointer<stat>,
                             toSet: Int32, info: UnsafeMutablePointer<fuse_file_info>?)
     {
-        let code = CallerCredentials.asCaller(request) {
-            applyAttributes(node, attributes: attributes.pointee, toSet: toSet, openFD: info.map { Int32(truncatingIfNeeded: $0.pointee.fh) })
+        withNodeDescriptor(request, node) { fd in
+            let code = CallerCredentials.asCaller(request) {
+                applyAttributes(node, fd: fd, attributes: attributes.pointee, toSet: toSet,
+                                openFD: info.map { Int32(truncatingIfNeeded: $0.pointee.fh) })
+            }
+            guard code == 0 else { return replyError(request, code) }
+            passthroughGetattr(request, node)
         }
-        guard code == 0 else { return replyError(request, code) }
-        passthroughGetattr(request, node)
     }
 
     /// chmod, chown, truncate and utimens, in that order; 0 or the first errno.
-    private func applyAttributes(_ node: PassthroughNode, attributes: stat, toSet: Int32, openFD: Int32?) -> Int32 {
-        let path = Self.procPath(node.fd)
+    private func applyAttributes(_ node: PassthroughNode, fd: Int32, attributes: stat, toSet: Int32, openFD: Int32?) -> Int32 {
+        let path = Self.procPath(fd)
         var status = stat()
-        fstatat(node.fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
+        fstatat(fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)
         let isSymlink = status.st_mode & S_IFMT == S_IFLNK
         if toSet & FUSE_SET_ATTR_MODE != 0 {
             let result = openFD.map { fchmod($0, attributes.st_mode) } ?? chmod(path, attributes.st_mode)
@@ -68,7 +92,7 @@ extension QueryFilesystem {
         if toSet & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID) != 0 {
             let uid = toSet & FUSE_SET_ATTR_UID != 0 ? attributes.st_uid : uid_t.max
             let gid = toSet & FUSE_SET_ATTR_GID != 0 ? attributes.st_gid : gid_t.max
-            if fchownat(node.fd, "", uid, gid, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 { return errno }
+            if fchownat(fd, "", uid, gid, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 { return errno }
         }
         if toSet & FUSE_SET_ATTR_SIZE != 0 {
             let result = openFD.map { ftruncate($0, attributes.st_size) } ?? truncate(path, attributes.st_size)
@@ -84,7 +108,13 @@ extension QueryFilesystem {
             if let openFD {
                 result = futimens(openFD, &times)
             } else if isSymlink, let parent = passthrough.node(node.parent) {
-                result = node.name.withCString { utimensat(parent.fd, $0, &times, AT_SYMLINK_NOFOLLOW) }
+                do {
+                    result = try passthrough.withDescriptor(parent) { parentFD in
+                        node.name.withCString { utimensat(parentFD, $0, &times, AT_SYMLINK_NOFOLLOW) }
+                    }
+                } catch {
+                    return error.errno
+                }
             } else {
                 result = utimensat(AT_FDCWD, path, &times, 0)
             }
@@ -94,11 +124,13 @@ extension QueryFilesystem {
     }
 
     func passthroughReadlink(_ request: fuse_req_t?, _ node: PassthroughNode) {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlinkat(node.fd, "", &buffer, buffer.count - 1)
-        guard count >= 0 else { return replyError(request) }
-        buffer[count] = 0
-        fuse_reply_readlink(request, buffer)
+        withNodeDescriptor(request, node) { fd in
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlinkat(fd, "", &buffer, buffer.count - 1)
+            guard count >= 0 else { return replyError(request) }
+            buffer[count] = 0
+            fuse_reply_readlink(request, buffer)
+        }
     }
 
     // MARK: Making and removing names
@@ -111,40 +143,57 @@ extension QueryFilesystem {
     func passthroughMake(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>,
                          _ make: (Int32) -> Int32)
     {
-        let code = callerCall(request) { make(parent.fd) }
-        guard code == 0 else { return replyError(request, code) }
-        replyPassthroughEntry(request, parent: parent, name: name)
+        withNodeDescriptor(request, parent) { parentFD in
+            let code = callerCall(request) { make(parentFD) }
+            guard code == 0 else { return replyError(request, code) }
+            replyPassthroughEntry(request, parent: parent, name: name)
+        }
     }
 
     func passthroughLink(_ request: fuse_req_t?, _ node: PassthroughNode, newParent: PassthroughNode, newName: UnsafePointer<CChar>) {
-        let code = callerCall(request) { linkat(AT_FDCWD, Self.procPath(node.fd), newParent.fd, newName, AT_SYMLINK_FOLLOW) }
-        guard code == 0 else { return replyError(request, code) }
-        replyPassthroughEntry(request, parent: newParent, name: newName)
+        withNodeDescriptors(request, node, newParent) { fd, newParentFD in
+            let code = callerCall(request) { linkat(AT_FDCWD, Self.procPath(fd), newParentFD, newName, AT_SYMLINK_FOLLOW) }
+            guard code == 0 else { return replyError(request, code) }
+            replyPassthroughEntry(request, parent: newParent, name: newName)
+        }
     }
 
     func passthroughRemove(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>, directory: Bool) {
-        fuse_reply_err(request, callerCall(request) { unlinkat(parent.fd, name, directory ? AT_REMOVEDIR : 0) })
+        withNodeDescriptor(request, parent) { parentFD in
+            fuse_reply_err(request, callerCall(request) { unlinkat(parentFD, name, directory ? AT_REMOVEDIR : 0) })
+        }
     }
 
     func passthroughRename(_ request: fuse_req_t?, parent: PassthroughNode, name: UnsafePointer<CChar>,
                            newParent: PassthroughNode, newName: UnsafePointer<CChar>, flags: UInt32)
     {
-        fuse_reply_err(request, callerCall(request) { qfs_renameat2(parent.fd, name, newParent.fd, newName, flags) })
+        withNodeDescriptors(request, parent, newParent) { parentFD, newParentFD in
+            fuse_reply_err(request, callerCall(request) { qfs_renameat2(parentFD, name, newParentFD, newName, flags) })
+        }
     }
 
     /// setxattr/removexattr, as the caller (who may set trusted.* or
     /// security.* is the file system's call, for the caller).
     func passthroughSetAttribute(_ request: fuse_req_t?, _ node: PassthroughNode, _ call: (String) -> Int32) {
-        fuse_reply_err(request, callerCall(request) { call(Self.procPath(node.fd)) })
+        withNodeDescriptor(request, node) { fd in
+            fuse_reply_err(request, callerCall(request) { call(Self.procPath(fd)) })
+        }
     }
 
     // MARK: Files
 
     func passthroughOpen(_ request: fuse_req_t?, _ node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>) {
         var fd: Int32 = -1
-        let code = CallerCredentials.asCaller(request) {
-            fd = open(Self.procPath(node.fd), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
-            return fd >= 0 ? 0 : errno
+        var code: Int32 = 0
+        do {
+            try passthrough.withDescriptor(node) { pathFD in
+                code = CallerCredentials.asCaller(request) {
+                    fd = open(Self.procPath(pathFD), info.pointee.flags & ~O_NOFOLLOW | O_CLOEXEC)
+                    return fd >= 0 ? 0 : errno
+                }
+            }
+        } catch {
+            code = error.errno
         }
         guard fd >= 0 else { return replyError(request, code) }
         info.pointee.fh = UInt64(fd)
@@ -191,9 +240,16 @@ extension QueryFilesystem {
                            info: UnsafeMutablePointer<fuse_file_info>)
     {
         var fd: Int32 = -1
-        let code = CallerCredentials.asCaller(request) {
-            fd = openat(parent.fd, name, (info.pointee.flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode)
-            return fd >= 0 ? 0 : errno
+        var code: Int32 = 0
+        do {
+            try passthrough.withDescriptor(parent) { parentFD in
+                code = CallerCredentials.asCaller(request) {
+                    fd = openat(parentFD, name, (info.pointee.flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode)
+                    return fd >= 0 ? 0 : errno
+                }
+            }
+        } catch {
+            code = error.errno
         }
         guard fd >= 0 else { return replyError(request, code) }
         info.pointee.fh = UInt64(fd)
@@ -225,7 +281,12 @@ extension QueryFilesystem {
     }
 
     func passthroughOpendir(_ request: fuse_req_t?, _ node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>) {
-        let fd = openat(node.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd: Int32
+        do {
+            fd = try passthrough.withDescriptor(node) { openat($0, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        } catch {
+            return replyError(request, error.errno)
+        }
         guard fd >= 0 else { return replyError(request) }
         guard let stream = fdopendir(fd) else {
             let code = errno

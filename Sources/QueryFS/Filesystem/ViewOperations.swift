@@ -15,7 +15,7 @@ extension QueryFilesystem {
             let text = String(decoding: nameBytes, as: UTF8.self)
             if text == Self.bundlesName {
                 var status = stat()
-                fstatat(passthrough.root.fd, "", &status, QFS_AT_EMPTY_PATH)
+                fstatat(passthrough.rootFD, "", &status, QFS_AT_EMPTY_PATH)
                 status.st_ino = ino_t(NodeID.bundles)
                 var entry = entryParameters(id: NodeID.bundles, attributes: status, timeout: policy.itemTimeout)
                 fuse_reply_entry(request, &entry)
@@ -159,7 +159,7 @@ extension QueryFilesystem {
         case .root:
             var children = dots
             var bundles = stat()
-            fstatat(passthrough.root.fd, "", &bundles, QFS_AT_EMPTY_PATH)
+            fstatat(passthrough.rootFD, "", &bundles, QFS_AT_EMPTY_PATH)
             bundles.st_ino = ino_t(NodeID.bundles)
             children.append(.init(name: Array(Self.bundlesName.utf8), attributes: bundles, id: NodeID.bundles))
             for folder in topLevelFolders {

@@ -26,8 +26,9 @@ final class MountedFixture {
     }
 
     /// `queryfs mount BACKING MNT EXTRA…`: must succeed (a test that cannot mount fails).
-    func mount(_ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
-        let result = QueryfsBinary.run(["mount", backing, mountPoint] + extra)
+    /// `prefix` runs it under another program (`prlimit --nofile=…`).
+    func mount(_ extra: [String] = [], prefix: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = QueryfsBinary.run(["mount", backing, mountPoint] + extra, prefix: prefix)
         isMounted = MountTable.isMounted(mountPoint)
         guard result.status == 0 else {
             XCTFail("queryfs mount failed (\(result.status)): \(result.stderrText)", file: file, line: line)
