@@ -31,7 +31,10 @@ enum FuseOperations {
             guard let connection else { return }
             _ = qfs_want(connection, UInt32(FUSE_CAP_CACHE_SYMLINKS))
             _ = qfs_want(connection, UInt32(FUSE_CAP_READDIRPLUS))
-            _ = qfs_want(connection, UInt32(FUSE_CAP_READDIRPLUS_AUTO))
+            // Every listing batch with attributes, not only the first: `ls -l`
+            // reads all entries before it stats them, and the kernel would
+            // otherwise ask for each entry after the first batch by a lookup.
+            qfs_unwant(connection, UInt32(FUSE_CAP_READDIRPLUS_AUTO))
             _ = qfs_want(connection, UInt32(FUSE_CAP_FLOCK_LOCKS))
             _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_READ))
             _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_WRITE))
