@@ -81,3 +81,9 @@ int qfs_removexattrat(int fd, const char *path, const char *name) {
 }
 
 int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
+
+#include <sys/prctl.h>
+
+int qfs_name_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}

@@ -54,6 +54,10 @@ int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, con
 /// The calling thread's id (what FUSE reports as a request's pid).
 pid_t qfs_thread_id(void);
 
+/// Names the calling thread (prctl PR_SET_NAME, at most 15 bytes): what
+/// /proc/PID/task/TID/comm and `ps -L` show. 0, or -1 with errno.
+int qfs_name_thread(const char *name);
+
 /// An anonymous file in memory (memfd_create), close-on-exec; -1 with errno.
 int qfs_memory_file(const char *name);
 

@@ -22,8 +22,10 @@ final class DirectoryListing {
         self.entry = entry
     }
 
-    /// Fills a readdir(plus) reply from `offset` (0 = the start; entry i has offset i + 1).
-    func reply(_ request: fuse_req_t?, size: Int, offset: Int, plus: Bool, timeout: Double) {
+    /// Fills a readdir(plus) reply from `offset` (0 = the start; entry i has
+    /// offset i + 1). Returns the index after the last entry sent.
+    @discardableResult
+    func reply(_ request: fuse_req_t?, size: Int, offset: Int, plus: Bool, timeout: Double) -> Int {
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(size, 1))
         defer { buffer.deallocate() }
         var used = 0
@@ -47,5 +49,6 @@ final class DirectoryListing {
             index += 1
         }
         fuse_reply_buf(request, buffer, used)
+        return index
     }
 }

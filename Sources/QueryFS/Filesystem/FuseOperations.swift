@@ -29,7 +29,11 @@ enum FuseOperations {
         var ops = fuse_lowlevel_ops()
         ops.`init` = { userdata, connection in
             guard let connection else { return }
-            _ = qfs_want(connection, UInt32(FUSE_CAP_CACHE_SYMLINKS))
+            let cachesSymlinks = qfs_want(connection, UInt32(FUSE_CAP_CACHE_SYMLINKS)) != 0
+            if let userdata {
+                Unmanaged<QueryFilesystem>.fromOpaque(userdata).takeUnretainedValue()
+                    .kernelCachesSymlinks.store(cachesSymlinks, ordering: .relaxed)
+            }
             _ = qfs_want(connection, UInt32(FUSE_CAP_READDIRPLUS))
             // Every listing batch with attributes, not only the first: `ls -l`
             // reads all entries before it stats them, and the kernel would
@@ -295,7 +299,9 @@ enum FuseOperations {
                 // A listing read from the start is read from the current state: the
                 // kernel caches what a read from offset 0 returns.
                 if offset == 0, let current = fs.viewDirectoryListing(of: id) { handle.listing = current }
-                handle.listing.reply(request, size: size, offset: Int(offset), plus: plus, timeout: fs.policy.viewTimeout)
+                let end = handle.listing.reply(request, size: size, offset: Int(offset), plus: plus, timeout: fs.policy.viewTimeout)
+                // Entries 0 and 1 are `.` and `..`.
+                if plus, let folder = fs.viewFolder(id) { folder.noteListed(upTo: end - 2) }
             }
         case .passthrough(let handle):
             guard let node = fs.passthrough.node(id) else { return fs.fail(request, ENOENT) }

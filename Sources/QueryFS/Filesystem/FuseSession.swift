@@ -161,6 +161,9 @@ public struct FuseSession {
 
         filesystem.nameInvalidations.start(session: session)
         defer { filesystem.nameInvalidations.stop() }
+        let linkWarmer = LinkWarmer(mountPoint: mountPoint)
+        filesystem.linkWarmer = linkWarmer
+        defer { linkWarmer.stop() }
         // A read-only mount refuses the operations that raise the events.
         if options.events, options.fuseOptions.contains("ro") {
             log("read-only mount: no inotify events for changes in BACKING (the kernel refuses the operations that raise them)")

@@ -47,6 +47,11 @@ public final class QueryFilesystem: @unchecked Sendable {
     let madeTagFolders = Mutex<Set<String>>([])
     /// The thread that tells the kernel which names to forget.
     let nameInvalidations: NameInvalidations
+    /// Reads view link targets ahead of a program reading them (nil: not
+    /// mounted, or the kernel does not cache symlinks).
+    var linkWarmer: LinkWarmer?
+    /// The kernel keeps symlink targets (FUSE_CAP_CACHE_SYMLINKS, known at INIT).
+    let kernelCachesSymlinks = Atomic<Bool>(false)
     /// Replays the watcher's changes through the mount for inotify (nil: `--no-events`, or not mounted).
     var eventReplayer: EventReplayer?
     /// The options the mount was made with (for `.queryfs/status`).

@@ -162,6 +162,17 @@ final class ViewFolder: @unchecked Sendable {
     func closed() { lock.withLock { openHandlesStorage -= 1 } }
 
     var listing: ViewListing { lock.withLock { listingStorage } }
+
+    /// How many entries of the current listing readdirplus replies have
+    /// given the kernel (their dentries exist: `LinkWarmer` reads only those).
+    private var listedStorage = 0
+
+    func noteListed(upTo count: Int) { lock.withLock { listedStorage = max(listedStorage, count) } }
+
+    /// How many entries of `listing` the kernel was given; nil once the folder holds another listing.
+    func listedCount(of listing: ViewListing) -> Int? {
+        lock.withLock { listingStorage === listing ? listedStorage : nil }
+    }
     var changed: Timestamp { lock.withLock { changedStorage } }
 
     /// Held while a readdir reply is built and sent, and while the listing
@@ -174,6 +185,7 @@ final class ViewFolder: @unchecked Sendable {
         replyLock.withLock {
             lock.withLock {
                 listingStorage = listing
+                listedStorage = 0
                 changedStorage = changedStorage.advanced(to: time)
             }
         }

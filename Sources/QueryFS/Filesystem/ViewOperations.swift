@@ -135,6 +135,7 @@ extension QueryFilesystem {
               let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial)
         else { return fail(request, EINVAL) }
         linkStyle.target(for: record.name, depth: folder.depth).withCString { _ = fuse_reply_readlink(request, $0) }
+        if kernelCachesSymlinks.load(ordering: .relaxed) { linkWarmer?.noteReadlink(request, folder: folder) }
     }
 
     /// A directory of folders (`tag/`, `query/`, a group): `.`, `..` and the

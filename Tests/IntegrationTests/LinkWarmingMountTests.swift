@@ -1,0 +1,74 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The first long listing of a large view: the mount reads the links ahead
+/// of `ls -l` (LinkWarmer). What it must not do is change what is shown, nor
+/// leave threads behind, nor trip over a view that changes while it reads.
+final class LinkWarmingMountTests: MountTestCase {
+    private static let bundleCount = 3_000
+
+    private func makeFixture() {
+        fixture = MountedFixture { corpus in
+            for number in 0..<Self.bundleCount {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", tags: number % 2 == 0 ? ["even"] : [],
+                              mtime: 1_000 + number)
+            }
+        }
+    }
+
+    /// The daemon's link-reading threads (named queryfs-links) alive now.
+    private func readingThreads(_ pid: pid_t) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).filter {
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8))?.hasPrefix("queryfs-links") == true
+        }.count
+    }
+
+    /// `ls -l` parsed: entry name → link target.
+    private func longListing(_ view: String) -> [String: String] {
+        let result = Program.run(["ls", "-l", fixture.mounted(view)])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        var targets: [String: String] = [:]
+        for line in result.stdoutText.split(separator: "\n") where line.hasPrefix("l") {
+            guard let arrow = line.range(of: " -> ") else { continue }
+            let before = line[..<arrow.lowerBound]
+            // The name starts after the time column; names here have no " -> ".
+            let name = before.split(separator: " ", maxSplits: 8, omittingEmptySubsequences: true).last.map(String.init) ?? ""
+            targets[name] = String(line[arrow.upperBound...])
+        }
+        return targets
+    }
+
+    func testAFirstLongListingShowsEveryTargetAndLeavesNoThreads() throws {
+        makeFixture()
+        try fixture.mount()
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        let expected = QueryfsBinary.run(["ls", "--long", fixture.backing, "by-name"]).stdoutText.split(separator: "\n")
+            .map { $0.split(separator: "\t", maxSplits: 1).map(String.init) }
+        XCTAssertEqual(expected.count, Self.bundleCount)
+        let shown = longListing("by-name")
+        XCTAssertEqual(shown.count, Self.bundleCount)
+        for fields in expected { XCTAssertEqual(shown[fields[0]], fields[1], fields[0]) }
+        XCTAssertTrue(eventually { self.readingThreads(pid) == 0 }, "reading threads left: \(readingThreads(pid))")
+    }
+
+    func testAViewChangingWhileItsLinksAreReadStaysRight() throws {
+        makeFixture()
+        try fixture.mount()
+        // Start a long listing of `tag/even`, and change the view under it.
+        let corpus = Corpus(path: fixture.backing)
+        let lister = Program.spawn(["ls", "-l", fixture.mounted("tag/even")], stdout: "/dev/null", stderr: "/dev/null")
+        for number in stride(from: 0, to: 200, by: 2) {
+            corpus.write(fixture.backed("b\(number).hpwebsite/payload.plist"),
+                         Array(Corpus.plist(title: "Moved \(number)", archived: false, tags: []).utf8))
+        }
+        XCTAssertEqual(Program.wait(lister), 0)
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10,
+                                             including: { $0 == "tag/even" || $0 == "by-name" }), [])
+        let shown = longListing("tag/even")
+        XCTAssertEqual(shown.count, Self.bundleCount / 2 - 100)
+        XCTAssertTrue(shown.values.allSatisfy { $0.hasPrefix("../../bundles/b") }, "\(shown.values.prefix(3))")
+    }
+}
