@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Scale (issue 17): the same figures at each size, side by side, each
+# against native work on the same disk in the same run:
+#   mount time, cold (page cache dropped, root only) and warm
+#   ls and ls -l of by-modified, of tag/Work and of a query folder: first and warm
+#     (native: ls -f and ls -l of BACKING itself, as many entries)
+#   daemon RSS once every view and tag folder was listed once
+#   inotify watches held, and how changes are followed
+#   change latency p50/p99 (queryfs-bench latency)
+#   walk of bundles/ (stat everything, read every payload) with the daemon
+#     held to 4,096 descriptors (prlimit), against the same walk of BACKING;
+#     errors counted (bar: none)
+# Usage: bash Benchmarks/scale-bench.sh [SIZE…]     (default: 100000 1000000)
+#   Each size gets its own corpus, QUERYFS_BENCH_DIR/scale-SIZE, generated
+#   once (queryfs-sample --seed 1). The latency figures change 2 × SAMPLES
+#   items of it (titles); nothing else is written.
+# Environment: QUERYFS_BIN, QUERYFS_BENCH_DIR (default /tmp/queryfs-bench), SAMPLES (default 50)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}"
+source Benchmarks/lib/work.sh scale
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(100000 1000000)
+samples=${SAMPLES:-50}
+
+now_ns() { date +%s%N; }
+ms_of() { local start; start=$(now_ns); "$@" >/dev/null 2>&1 || true; echo $(( ($(now_ns) - start) / 1000000 )); }
+drop_caches() { if [ "$(id -u)" -eq 0 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi; }
+daemon_pid() { pgrep -f -- "mount .* $mnt -f" | head -1; }
+rss_mb() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
+status_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$mnt/.queryfs/status" "$1"; }
+walk() {  # prints the number of errors
+    { find "$1" -printf '%s %T@\n' >/dev/null; find "$1" -name 'payload.*' -type f -print0 | xargs -0 cat >/dev/null; } 2>&1 | wc -l
+}
+
+declare -A fig
+for size in "${sizes[@]}"; do
+    corpus=${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}/scale-$size
+    if [ ! -f "$corpus/.complete" ]; then
+        rm -rf "$corpus"
+        fig[$size,generate]=$(ms_of "$bin_dir/queryfs-sample" --count "$size" --seed 1 "$corpus")
+        touch "$corpus/.complete"
+    else
+        fig[$size,generate]="(cached)"
+    fi
+    echo "== $size items ($corpus)"
+
+    drop_caches
+    fig[$size,mount_cold]=$(ms_of "$queryfs" mount "$corpus" "$mnt")
+    "$queryfs" unmount "$mnt"
+    fig[$size,mount_warm]=$(ms_of "$queryfs" mount "$corpus" "$mnt")
+
+    fig[$size,native_ls]=$(ms_of ls -f "$corpus")
+    fig[$size,native_lsl]=$(ms_of ls -l "$corpus")
+    query="query/title~*Guide*"
+    for view in by-modified tag/Work "$query"; do
+        fig[$size,ls_first,$view]=$(ms_of ls "$mnt/$view")
+        fig[$size,lsl_first,$view]=$(ms_of ls -l "$mnt/$view")
+        fig[$size,lsl_warm,$view]=$(ms_of ls -l "$mnt/$view")
+        fig[$size,ls_warm,$view]=$(ms_of ls "$mnt/$view")
+        fig[$size,entries,$view]=$(ls -f "$mnt/$view" | grep -vc '^\.\.\?$' || true)
+    done
+    # Every built-in view and tag folder listed once, then the daemon's memory.
+    "$queryfs" views "$mnt" | cut -f1 | while IFS= read -r view; do ls -f "$mnt/$view" >/dev/null; done
+    pid=$(daemon_pid)
+    fig[$size,rss]=$(rss_mb "$pid")
+    fig[$size,watches]=$(status_field inotifyWatches)
+    fig[$size,mode]=$(status_field changeNotification)
+    latency=$("$bench" latency "$mnt" "$corpus" --samples "$samples")
+    echo "$latency"
+    fig[$size,latency]=$(echo "$latency" | awk '/p50 .* p99 / {
+        for (i = 1; i <= NF; i++) { if ($i == "p50") p50 = $(i + 1); if ($i == "p99") p99 = $(i + 1) }
+        printf "%s%s p50 %s p99 %s", sep, $1 == "payload" ? "rewrite" : $1, p50, p99; sep = ", " }')
+    "$queryfs" unmount "$mnt"
+
+    # The walk, warm on both sides (one untimed run first), the daemon held to 4,096 descriptors.
+    walk "$corpus" >/dev/null
+    fig[$size,native_walk]=$(ms_of walk "$corpus")
+    prlimit --nofile=4096:4096 "$queryfs" mount "$corpus" "$mnt"
+    fig[$size,walk_errors_first]=$(walk "$mnt/bundles")
+    start=$(now_ns)
+    fig[$size,walk_errors]=$(walk "$mnt/bundles")
+    fig[$size,walk]=$(( ($(now_ns) - start) / 1000000 ))
+    fig[$size,walk_fds]=$(ls "/proc/$(daemon_pid)/fd" | wc -l)
+    "$queryfs" unmount "$mnt"
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
+echo
+echo "== summary (ms unless said; ratios against native work in the same run)"
+for size in "${sizes[@]}"; do
+    echo "-- $size items"
+    echo "  generate corpus:            ${fig[$size,generate]} ms"
+    echo "  mount cold / warm:          ${fig[$size,mount_cold]} / ${fig[$size,mount_warm]}"
+    for view in by-modified tag/Work "query/title~*Guide*"; do
+        printf '  %-28s ls first %6s warm %6s (native ls -f %s: %s)   ls -l first %6s warm %6s (%s of warm; native ls -l %s)\n' \
+            "$view (${fig[$size,entries,$view]})" "${fig[$size,ls_first,$view]}" "${fig[$size,ls_warm,$view]}" \
+            "${fig[$size,native_ls]}" "$(ratio "${fig[$size,ls_warm,$view]}" "${fig[$size,native_ls]}")" \
+            "${fig[$size,lsl_first,$view]}" "${fig[$size,lsl_warm,$view]}" \
+            "$(ratio "${fig[$size,lsl_first,$view]}" "${fig[$size,lsl_warm,$view]}")" "${fig[$size,native_lsl]}"
+    done
+    echo "  daemon RSS, every view listed: ${fig[$size,rss]} MB"
+    echo "  changes followed by:        ${fig[$size,mode]}, ${fig[$size,watches]} inotify watches"
+    echo "  change latency (ms):        ${fig[$size,latency]}"
+    echo "  walk of bundles/ (4,096 fds): ${fig[$size,walk]} vs native ${fig[$size,native_walk]} = $(ratio "${fig[$size,walk]}" "${fig[$size,native_walk]}"), errors ${fig[$size,walk_errors_first]} first / ${fig[$size,walk_errors]} warm, daemon fds after ${fig[$size,walk_fds]}"
+done
