@@ -69,7 +69,8 @@ for size in "${sizes[@]}"; do
     latency=$("$bench" latency "$mnt" "$corpus" --samples "$samples")
     echo "$latency"
     fig[$size,latency]=$(echo "$latency" | awk '/p50 .* p99 / {
-        for (i = 1; i <= NF; i++) { if ($i == "p50") p50 = $(i + 1); if ($i == "p99") p99 = $(i + 1) }
+        p50 = ""; p99 = ""  # the first of each: the bar text names p99 too
+        for (i = 1; i <= NF; i++) { if ($i == "p50" && p50 == "") p50 = $(i + 1); if ($i == "p99" && p99 == "") p99 = $(i + 1) }
         printf "%s%s p50 %s p99 %s", sep, $1 == "payload" ? "rewrite" : $1, p50, p99; sep = ", " }')
     "$queryfs" unmount "$mnt"
 

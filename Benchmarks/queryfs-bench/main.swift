@@ -3,6 +3,7 @@
 //   queryfs-bench scan BACKING [--rounds N] [--threads N]
 //   queryfs-bench phases BACKING                 (where `queryfs ls` spends its time)
 //   queryfs-bench latency MOUNT BACKING [--samples N]   (see Latency.swift)
+//   queryfs-bench memory BACKING                 (where the bytes go; MemoryBreakdown.swift)
 //   queryfs-bench smallfiles DIR [--count N]     (prints files/s written and read; SmallFiles.swift)
 //   queryfs-bench edits MOUNT BACKING [--samples N]     (ln -s / rm through a tag folder; EditLatency.swift)
 //   queryfs-bench events MOUNT BACKING [--samples N]    (change in BACKING → inotify event; EventLatency.swift)
@@ -57,6 +58,10 @@ if arguments.first == "edits", arguments.count >= 3 {
 if arguments.first == "events", arguments.count >= 3 {
     let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
     EventLatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
+    exit(0)
+}
+if arguments.first == "memory", arguments.count >= 2 {
+    MemoryBreakdown(backing: arguments[1]).run()
     exit(0)
 }
 if arguments.first == "smallfiles", arguments.count >= 2 {

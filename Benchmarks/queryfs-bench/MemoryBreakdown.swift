@@ -1,0 +1,61 @@
+// queryfs-bench memory BACKING: where the daemon's bytes go, structure by
+// structure. Each stage is built on top of the last and measured as resident
+// memory after malloc_trim, so a row is what that structure adds.
+
+import QueryFS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct MemoryBreakdown {
+    let backing: String
+
+    /// Resident bytes now (the second field of /proc/self/statm), after giving freed memory back.
+    private func resident() -> Int {
+        // glibc's malloc_trim, which Swift's Glibc module leaves out.
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+        }
+        let fd = open("/proc/self/statm", O_RDONLY)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = read(fd, &buffer, buffer.count)
+        let fields = String(decoding: buffer[..<max(0, count)], as: UTF8.self).split(separator: " ")
+        return fields.count >= 2 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+    }
+
+    func run() {
+        var rows: [(String, Int)] = []
+        var last = resident()
+        func note(_ what: String) {
+            let now = resident()
+            rows.append((what, now - last))
+            last = now
+        }
+        let root: BackingDirectory
+        do { root = try BackingDirectory(path: backing) } catch { fail("\(error)") }
+        let items: [Item]
+        do { items = try Scanner().scan(root) } catch { fail("\(error)") }
+        note("items: Item values (names, titles, sort keys, tags, URLs, payload values)")
+        let records = items.map(ItemRecord.init)
+        note("records: an ItemRecord per item (display title and extension)")
+        let index = LiveIndex(items: items, viewSet: ViewSet())
+        note("index: its own records, the built-in views and tag folders, lookups by name")
+        let catalog: LiveCatalog
+        do { catalog = try LiveCatalog(backingPath: backing, log: { _ in }) } catch { fail("\(error)") }
+        note("a live catalog (the mount's): a second scan and index, the watcher, item stamps")
+        let filesystem: QueryFilesystem
+        do { filesystem = try QueryFilesystem(catalog: catalog, linkStyle: .relative) } catch { fail("\(error)") }
+        note("filesystem tables: view folders, item serials, latest records")
+        let count = max(items.count, 1)
+        let references = index.views.reduce(0) { $0 + $1.count }
+        print("memory of \(items.count) items in \(backing) (resident after malloc_trim; each row on top of the last)")
+        for (what, bytes) in rows {
+            print("  \(format(Double(bytes) / 1_048_576, 1).padding(7)) MiB  \(String(bytes / count).padding(5)) bytes/item  \(what)")
+        }
+        print("  an Item is \(MemoryLayout<Item>.stride) bytes inline (an ItemRecord about \(16 + MemoryLayout<Item>.stride + 2 * MemoryLayout<String>.stride)); the rest of its row is heap: name bytes, title, sort key, tags, URL")
+        print("  \(index.views.count) views hold \(references) entries (\(format(Double(references) / Double(count), 1)) per item)")
+        withExtendedLifetime((items, records, index, catalog, filesystem)) {}
+    }
+}
