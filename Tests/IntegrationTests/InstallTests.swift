@@ -64,13 +64,15 @@ final class InstallTests: MountTestCase {
         XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
         // What mount.fuse3 hands over for an fstab line: mount(8)'s and systemd's options dropped.
         let mounted = QueryfsBinary.run([fixture.backing, fixture.mountPoint, "-o",
-                                         "rw,dev,suid,defaults,_netdev,nofail,x-systemd.requires-mounts-for=/srv,allow_other,no_events,query_folders=9"])
+                                         "rw,dev,suid,defaults,_netdev,nofail,x-systemd.requires-mounts-for=/srv,allow_other,no_events,query_folders=9,notify=inotify"])
         XCTAssertEqual(mounted.status, 0, mounted.stderrText)
         XCTAssertTrue(MountTable.isMounted(fixture.mountPoint))
         let line = try XCTUnwrap(try String(contentsOfFile: "/proc/mounts", encoding: .utf8).split(separator: "\n")
             .first { $0.contains(" \(fixture.mountPoint) ") })
         XCTAssertTrue(line.contains("allow_other") && line.contains("default_permissions"), String(line))
         XCTAssertTrue(RawFiles.list(fixture.mounted("by-name"))?.isEmpty == false)
+        let status = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: status) as? [String: Any])?["changeNotification"] as? String, "inotify")
         // The daemon is called queryfs in ps (not "exe").
         XCTAssertEqual(Program.run(["pgrep", "-x", "queryfs"]).status, 0, "pgrep -x queryfs found nothing")
     }
