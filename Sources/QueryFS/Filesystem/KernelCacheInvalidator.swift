@@ -105,6 +105,8 @@ struct KernelCacheInvalidator {
             }
         }
         if !touchedPaths.isEmpty { events.append(.touched(touchedPaths)) }
+        // bundles/'s listing, which the kernel keeps (no opendir): an item may have come or gone.
+        if !update.touchedItems.isEmpty { invalidateInode(NodeID.bundles) }
     }
 
     private func folderEntry(_ folder: ViewFolder) -> fuse_entry_param {

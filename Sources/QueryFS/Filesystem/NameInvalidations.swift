@@ -12,7 +12,8 @@ import CFuse
 /// Folder listings and attributes (`inval_inode`, no folder lock) the watcher
 /// still drops itself, before an edit is answered.
 final class NameInvalidations: @unchecked Sendable {
-    private let queue = QueueThread<(parent: UInt64, name: [UInt8])>()
+    /// A name in a folder, or (name nil) a node's attributes and cached listing.
+    private let queue = QueueThread<(parent: UInt64, name: [UInt8]?)>()
     private let log: @Sendable (String) -> Void
 
     init(log: @escaping @Sendable (String) -> Void) {
@@ -25,12 +26,20 @@ final class NameInvalidations: @unchecked Sendable {
         nonisolated(unsafe) let session = session
         queue.start { batch in
             let kernel = KernelNotifications(session: session, log: log)
-            for (parent, name) in batch { kernel.invalidateEntry(parent: parent, name: name) }
+            for (parent, name) in batch {
+                if let name { kernel.invalidateEntry(parent: parent, name: name) } else { kernel.invalidateInode(parent) }
+            }
         }
     }
 
     func add(parent: UInt64, name: [UInt8]) {
         queue.add((parent, name))
+    }
+
+    /// Drops a folder's cached attributes and listing, for a handler that
+    /// changed it (`query/` growing on a lookup): handlers must not notify.
+    func addFolder(_ id: UInt64) {
+        queue.add((id, nil))
     }
 
     /// Ends the thread once the names queued so far are sent, and waits

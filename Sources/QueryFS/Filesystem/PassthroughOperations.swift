@@ -226,11 +226,13 @@ extension QueryFilesystem {
         qfs_passthrough_mark_next_open(0)
     }
 
-    /// Whether the kernel may keep a node's pages (file data, directory
-    /// listings) across opens: yes inside watched items, where the watcher
-    /// invalidates exactly what changes in BACKING (changes made through the
-    /// mount the kernel sees itself); not for `bundles/` itself nor inside
-    /// hidden entries such as `.git`, which nothing watches.
+    /// Whether the kernel may keep a file's pages across opens: yes inside
+    /// watched items, where the watcher invalidates exactly what changes in
+    /// BACKING (changes made through the mount the kernel sees itself); not
+    /// inside hidden entries such as `.git`, which nothing watches. (Folder
+    /// listings it keeps everywhere, without opendir: a folder's listing is
+    /// read again once its mtime moves, which for `.git` shows within the
+    /// 1 s its attributes are kept.)
     func keepsKernelCache(_ node: PassthroughNode) -> Bool {
         guard let item = node.item else { return false }
         return policy.timeout(forPassthroughItem: item) >= policy.itemTimeout
@@ -271,16 +273,20 @@ extension QueryFilesystem {
 
     // MARK: Directories
 
-    /// An open passthrough directory: its stream and where readdir left off.
-    final class DirectoryHandle {
-        let stream: OpaquePointer
-        var offset: Int = 0
-        var pending: UnsafeMutablePointer<dirent>?
-        init(stream: OpaquePointer) { self.stream = stream }
-        deinit { closedir(stream) }
+    func passthroughFsyncdir(_ request: fuse_req_t?, _ node: PassthroughNode, dataOnly: Bool) {
+        withNodeDescriptor(request, node) { pathFD in
+            let fd = openat(pathFD, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else { return replyError(request) }
+            defer { close(fd) }
+            fuse_reply_err(request, (dataOnly ? fdatasync(fd) : fsync(fd)) == 0 ? 0 : errno)
+        }
     }
 
-    func passthroughOpendir(_ request: fuse_req_t?, _ node: PassthroughNode, info: UnsafeMutablePointer<fuse_file_info>) {
+    /// A batch of `node`'s entries from `offset` (the cookie of the entry
+    /// before, 0 for the start). The folder is opened for this batch only:
+    /// there is no opendir (see FuseOperations), and a cookie names a
+    /// place in the folder across opens (ext4, xfs, btrfs, tmpfs: seekdir).
+    func passthroughReaddir(_ request: fuse_req_t?, _ node: PassthroughNode, size capacity: Int, offset: Int, plus: Bool) {
         let fd: Int32
         do {
             fd = try passthrough.withDescriptor(node) { openat($0, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
@@ -293,33 +299,17 @@ extension QueryFilesystem {
             close(fd)
             return replyError(request, code)
         }
-        info.pointee.fh = DirectoryHandles.store(.passthrough(DirectoryHandle(stream: stream)))
-        let keep: Int32 = keepsKernelCache(node) ? 1 : 0
-        qfs_file_info_set(info, 0, keep, keep)
-        fuse_reply_open(request, info)
-    }
-
-    func passthroughReaddir(_ request: fuse_req_t?, _ node: PassthroughNode, handle: DirectoryHandle, size capacity: Int,
-                            offset: Int, plus: Bool)
-    {
+        defer { closedir(stream) }
+        if offset != 0 { seekdir(stream, offset) }
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(capacity, 1))
         defer { buffer.deallocate() }
-        if offset != handle.offset {
-            seekdir(handle.stream, offset)
-            handle.pending = nil
-            handle.offset = offset
-        }
         var used = 0
         while true {
-            if handle.pending == nil {
-                errno = 0
-                handle.pending = readdir(handle.stream)
-                if handle.pending == nil {
-                    if errno != 0, used == 0 { return replyError(request) }
-                    break
-                }
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0, used == 0 { return replyError(request) }
+                break
             }
-            let entry = handle.pending!
             let nextOffset = off_t(entry.pointee.d_off)
             let room = capacity - used
             // 0: the entry vanished between readdir and lookup; skip it.
@@ -346,15 +336,10 @@ extension QueryFilesystem {
                     return needed
                 }
             }
-            if entrySize == 0 {
-                handle.pending = nil
-                handle.offset = Int(nextOffset)
-                continue
-            }
+            if entrySize == 0 { continue }
+            // Did not fit: the next batch starts here again (its offset is the cookie of the entry before).
             if entrySize > room { break }
             used += entrySize
-            handle.pending = nil
-            handle.offset = Int(nextOffset)
         }
         fuse_reply_buf(request, buffer, used)
     }

@@ -78,6 +78,8 @@ extension QueryFilesystem {
         var made: ViewFolder?
         try catalog.queryView(name) { records in made = installListing(of: path, records: records, at: Timestamp.now).folder }
         queryRootClock.tick()
+        // The kernel keeps every folder's listing (no opendir: see FuseOperations).
+        nameInvalidations.addFolder(NodeID.queryRoot)
         return made!
     }
 
@@ -139,7 +141,8 @@ extension QueryFilesystem {
             .compactMap { name in folders.folder(path: [ViewDefinition.queryFolder, name]).map { (name, $0) } }
         let excess = candidates.count - queryFolderLimit
         guard excess > 0 else { return [] }
-        let victims = candidates.filter { $0.1.openHandles == 0 }.sorted { $0.1.lastUsed < $1.1.lastUsed }.prefix(excess)
+        let now = monotonicSeconds()
+        let victims = candidates.filter { now - $0.1.lastListed > ViewFolder.busySeconds }.sorted { $0.1.lastUsed < $1.1.lastUsed }.prefix(excess)
         for (name, _) in victims { removeQueryFolder(name) }
         return victims.map(\.0)
     }

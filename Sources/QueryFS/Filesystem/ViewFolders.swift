@@ -150,16 +150,17 @@ final class ViewFolder: @unchecked Sendable {
     var id: UInt64 { NodeID.folder(serial) }
     var depth: Int { path.count }
 
-    /// When the folder was last looked up or opened (monotonic seconds),
-    /// and how many open directory handles read it: ad-hoc `query/` folders
-    /// unused the longest are dropped first, never while open.
+    /// When the folder was last looked up or listed, and last listed
+    /// (monotonic seconds): ad-hoc `query/` folders unused the longest are
+    /// dropped first, and none listed in the last `busySeconds` (a listing
+    /// may be under way: there is no opendir to count readers by).
     private var lastUsedStorage = monotonicSeconds()
-    private var openHandlesStorage = 0
+    private var lastListedStorage = -Double.infinity
     var lastUsed: Double { lock.withLock { lastUsedStorage } }
-    var openHandles: Int { lock.withLock { openHandlesStorage } }
+    var lastListed: Double { lock.withLock { lastListedStorage } }
     func touch() { lock.withLock { lastUsedStorage = monotonicSeconds() } }
-    func opened() { lock.withLock { openHandlesStorage += 1; lastUsedStorage = monotonicSeconds() } }
-    func closed() { lock.withLock { openHandlesStorage -= 1 } }
+    func listed() { lock.withLock { lastUsedStorage = monotonicSeconds(); lastListedStorage = lastUsedStorage } }
+    static let busySeconds = 2.0
 
     var listing: ViewListing { lock.withLock { listingStorage } }
 
