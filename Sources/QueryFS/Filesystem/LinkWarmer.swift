@@ -19,8 +19,9 @@ import Synchronization
 /// files since Linux 6.x).
 ///
 /// A folder is read once per state of its listing, starting when a program
-/// other than the warmer reads one of its links (a plain `ls` reads none,
-/// and costs nothing). Only entries the kernel was already given by a
+/// other than the warmer reads one of its links while the folder is being
+/// listed (a plain `ls` reads none, and costs nothing; a script reading one
+/// link now and then starts nothing). Only entries the kernel was already given by a
 /// readdirplus reply are read (`ViewFolder.listedCount`): `ls -l` reads a
 /// link right after each batch of names, and reading ahead of it would cost
 /// a lookup round trip per entry on top. The cost is what the reader would
@@ -29,6 +30,8 @@ final class LinkWarmer: @unchecked Sendable {
     static let threadCount = 4
     /// At most this many folders are read at once; others wait for their reader.
     static let concurrentFolders = 2
+    /// A readlink this soon after the folder's last readdir batch is a listing's.
+    static let listingSeconds = 1.0
 
     private let mountPoint: [UInt8]
     private let state = Mutex<State>(State())
@@ -52,6 +55,9 @@ final class LinkWarmer: @unchecked Sendable {
     func noteReadlink(_ request: fuse_req_t?, folder: ViewFolder) {
         guard !stopping.load(ordering: .relaxed), let context = fuse_req_ctx(request) else { return }
         let pid = context.pointee.pid
+        // Only while the folder is being listed: a lone readlink long after
+        // (a script polling one entry) would read every link for nothing.
+        guard monotonicSeconds() - folder.lastListed < Self.listingSeconds else { return }
         let changed = folder.changed
         let start = state.withLock { state -> Bool in
             guard !state.threads.contains(pid), state.warmed[folder.serial] != changed,
