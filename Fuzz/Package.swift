@@ -23,5 +23,6 @@ let package = Package(
         target("fuzz-json", "JSON"),
         target("fuzz-query", "Query"),
         target("fuzz-configuration", "Configuration"),
+        target("fuzz-index-file", "IndexFile"),
     ]
 )

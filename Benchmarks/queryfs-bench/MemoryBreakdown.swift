@@ -38,7 +38,7 @@ struct MemoryBreakdown {
         let items: [Item]
         do { items = try Scanner().scan(root) } catch { fail("\(error)") }
         note("items: Item values (names, titles, sort keys, tags, URLs, payload values)")
-        let records = items.map(ItemRecord.init)
+        let records = items.map { ItemRecord($0) }
         note("records: an ItemRecord per item (display title and extension)")
         let index = LiveIndex(items: items, viewSet: ViewSet())
         note("index: its own records, the built-in views and tag folders, lookups by name")

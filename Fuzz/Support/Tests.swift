@@ -30,4 +30,11 @@ public enum FuzzTests {
         }
         return 0
     }
+
+    /// The index file, as a disk, a crash or another program may leave it
+    /// (checksums not checked, so mutations reach the decoding behind them).
+    public static let indexFile: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32 = { data, size in
+        IndexFileProbe.check(FuzzDriver.bytes(data, size))
+        return 0
+    }
 }

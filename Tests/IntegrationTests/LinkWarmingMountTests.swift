@@ -59,12 +59,12 @@ final class LinkWarmingMountTests: MountTestCase {
         try fixture.mount()
         // Start a long listing of `tag/even`, and change the view under it.
         let corpus = Corpus(path: fixture.backing)
-        let lister = Program.spawn(["ls", "-l", fixture.mounted("tag/even")], stdout: "/dev/null", stderr: "/dev/null")
+        let lister = Program.spawn(["ls", "-l", fixture.mounted("tag/even")], stdout: "/dev/null", stderr: fixture.root + "/ls-err")
         for number in stride(from: 0, to: 200, by: 2) {
             corpus.write(fixture.backed("b\(number).hpwebsite/payload.plist"),
                          Array(Corpus.plist(title: "Moved \(number)", archived: false, tags: []).utf8))
         }
-        XCTAssertEqual(Program.wait(lister), 0)
+        XCTAssertEqual(Program.wait(lister), 0, (try? String(contentsOfFile: fixture.root + "/ls-err", encoding: .utf8)) ?? "")
         XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10,
                                              including: { $0 == "tag/even" || $0 == "by-name" }), [])
         let shown = longListing("tag/even")

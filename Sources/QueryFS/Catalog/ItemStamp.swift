@@ -10,10 +10,31 @@
 /// the same in every process (it can be kept in an index file).
 public struct ItemStamp: Hashable, Sendable {
     public private(set) var value: UInt64 = 0
+    /// The latest ctime seen, in nanoseconds since 1970 (not part of equality):
+    /// what tells whether a read may have missed a change made in the same
+    /// clock tick (`settledValue`).
+    private(set) var newestChange: Int64 = .min
 
     public init() {}
 
     init(value: UInt64) { self.value = value }
+
+    public static func == (a: ItemStamp, b: ItemStamp) -> Bool { a.value == b.value }
+    public func hash(into hasher: inout Hasher) { hasher.combine(value) }
+
+    /// How long after its newest ctime a read must start for the stamp to
+    /// vouch for what was read. The kernel stamps ctime from a clock that
+    /// ticks every 1–10 ms: a write in the same tick as the read, after it,
+    /// would leave the same stamp (git's "racily clean" entries).
+    static let settleNanoseconds: Int64 = 50_000_000
+
+    /// The value to keep in an index for an item whose read started at
+    /// `readStart` (ns since 1970): 0 (“unknown: read it again”) unless every
+    /// file's ctime is older than the read by `settleNanoseconds`.
+    func settledValue(readStart: Int64) -> UInt64 {
+        guard newestChange < readStart &- Self.settleNanoseconds else { return 0 }
+        return value == 0 ? 1 : value
+    }
 
     /// Adds one file or folder, by its path inside the item (empty for the item itself).
     mutating func add(name: some Collection<UInt8>, status: FileStatus) {
@@ -25,6 +46,7 @@ public struct ItemStamp: Hashable, Sendable {
             hash = Self.mix(hash ^ field)
         }
         value &+= hash
+        newestChange = max(newestChange, status.raw.ctime_sec &* 1_000_000_000 &+ Int64(status.raw.ctime_nsec))
     }
 
     private static func mix(_ input: UInt64) -> UInt64 {

@@ -74,18 +74,25 @@ public struct Scanner: Sendable {
         public var directories: [[UInt8]] = []
         /// The item's stamp as this read saw it (nil when it is gone or locked).
         public var stamp: ItemStamp?
+        /// When the read started, in nanoseconds since 1970.
+        public var started: Int64 = 0
+
+        /// The stamp an index may keep for what this read saw (0: none).
+        public var settledStamp: UInt64 { stamp?.settledValue(readStart: started) ?? 0 }
     }
 
     /// Reads one item, with its folders and stamp.
     public func read(named name: ItemName, in rootFD: Int32) -> ItemRead {
         guard !name.isHidden else { return ItemRead(scan: .gone) }
+        let started = realtimeNanoseconds()
         let raw = readItem(named: name, in: rootFD)
         switch raw {
-        case .bundle(_, let walk): return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp)
+        case .bundle(_, let walk):
+            return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp, started: started)
         case .file(let status, _):
             var stamp = ItemStamp()
             stamp.add(name: [], status: status)
-            return ItemRead(scan: itemScan(name, raw), stamp: stamp)
+            return ItemRead(scan: itemScan(name, raw), stamp: stamp, started: started)
         default: return ItemRead(scan: itemScan(name, raw))
         }
     }

@@ -35,6 +35,8 @@ public struct FuseSession {
         public var events = true
         /// How the insides of bundles are followed (fanotify where it may, else inotify).
         public var changeNotification = ChangeNotification.automatic
+        /// The index file kept for BACKING (nil: none).
+        public var index: IndexSettings?
         /// Told how far the first scan is (items read, of how many), from the scan's threads.
         public var progress: (@Sendable (Int, Int) -> Void)?
         public init(backing: String, mountPoint: String) {
@@ -90,7 +92,7 @@ public struct FuseSession {
             following.notification = options.changeNotification
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
-                                      progress: options.progress, log: log)
+                                      index: options.index, progress: options.progress, log: log)
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)

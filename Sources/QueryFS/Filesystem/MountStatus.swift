@@ -48,6 +48,7 @@ extension QueryFilesystem {
             ("changesFollowedBy", JSON.string(catalog.changeFollowing)),
             ("changeNotification", JSON.string(catalog.changeNotificationMode)),
             ("inotifyWatches", String(catalog.inotifyWatchCount)),
+            ("index", catalog.index.json),
             ("events", eventReplayer == nil ? "false" : "true"),
             ("mountedAt", JSON.string(ISO8601.format(Double(mountTime.seconds)))),
             ("lastChange", lastChange.map { JSON.string(ISO8601.format(Double($0.seconds))) } ?? "null"),

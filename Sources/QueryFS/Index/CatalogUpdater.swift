@@ -11,6 +11,8 @@ struct CatalogUpdater: @unchecked Sendable {
     let releaseWaiters: ReleaseWaiters
     /// Payload key paths kept whatever the configuration says (--payload-key).
     let requestedKeyPaths: Set<String>
+    /// Where each applied batch is journaled (nil: no index file).
+    let keeper: IndexKeeper?
     let log: @Sendable (String) -> Void
 
     func update(_ observation: BackingWatcher.Observation, configuration: LiveCatalog.Settings?) -> LiveCatalog.Update {
@@ -20,11 +22,13 @@ struct CatalogUpdater: @unchecked Sendable {
         if observation.needsFullRescan { log("inotify queue overflowed: rescanning \(backing.path)") }
         let ignoresChanged = configuration.map { !sameIgnores($0.ignoring) } ?? false
         var reconfiguration: LiveIndex.Reconfiguration?
+        var newSources: FieldSources?
         let indexedNames: [ItemName] = guarded.withLock { index in
             if let configuration {
                 var sources = configuration.sources
                 sources.extraKeyPaths = requestedKeyPaths.union(configuration.viewSet.payloadKeyPaths)
                     .union(configuration.sources.extraKeyPaths)
+                if sources != guarded.scanner.sources { newSources = sources }
                 if sources != guarded.scanner.sources || ignoresChanged { rescanAll = true }
                 guarded.setReading(sources: sources, ignored: configuration.ignoring)
                 reconfiguration = index.reconfigure(configuration.viewSet)
@@ -37,10 +41,11 @@ struct CatalogUpdater: @unchecked Sendable {
             names.formUnion(indexedNames)
             names.formUnion((try? backing.itemNames()) ?? [])
         }
-        let batch = read(names, rescanAll: rescanAll)
+        let (batch, stamps) = read(names, rescanAll: rescanAll)
         // 3. Apply.
+        defer { journal(batch, stamps: stamps, newSources: newSources) }
         return guarded.withLock { index in
-            let changes = index.apply(batch)
+            let changes = index.apply(batch, stamps: stamps)
             var listings: [[String]: RecordList] = [:]
             for change in changes where change.kind != .vanished {
                 listings[change.path] = index.view(at: change.path)?.records ?? []
@@ -56,7 +61,7 @@ struct CatalogUpdater: @unchecked Sendable {
     /// Reads each named item: its new state, nil if it is gone or ignored;
     /// an item a writer holds is left out (the views keep its last state)
     /// and read again once the writer lets go.
-    private func read(_ names: Set<ItemName>, rescanAll: Bool) -> [ItemName: Item?] {
+    private func read(_ names: Set<ItemName>, rescanAll: Bool) -> (batch: [ItemName: Item?], stamps: [ItemName: UInt64]) {
         let scanner = guarded.scanner
         let ignored = guarded.ignored
         let list = Array(names)
@@ -70,6 +75,7 @@ struct CatalogUpdater: @unchecked Sendable {
             return read
         }
         var batch: [ItemName: Item?] = [:]
+        var stamps: [ItemName: UInt64] = [:]
         for (name, read) in zip(list, reads) {
             guard let read else {
                 batch[name] = Item?.none
@@ -79,6 +85,7 @@ struct CatalogUpdater: @unchecked Sendable {
             case .item(let item):
                 sources.follow(name, read: read)
                 batch[name] = item
+                stamps[name] = read.settledStamp
             case .gone:
                 sources.forget(name)
                 batch[name] = Item?.none
@@ -86,7 +93,18 @@ struct CatalogUpdater: @unchecked Sendable {
                 releaseWaiters.wait(for: name)
             }
         }
-        return batch
+        return (batch, stamps)
+    }
+
+    /// Hands what was applied to the index file's keeper (after the index
+    /// lock is released: it only queues). New field sources first: the
+    /// snapshot that follows holds the items as now read.
+    private func journal(_ batch: [ItemName: Item?], stamps: [ItemName: UInt64], newSources: FieldSources?) {
+        guard let keeper else { return }
+        if let newSources { keeper.setSources(newSources) }
+        keeper.append(batch.map { name, item in
+            item.map { .upsert(IndexedItem(item: $0, stamp: stamps[name] ?? 0)) } ?? .remove(name)
+        })
     }
 
     /// Whether `other` ignores the same of the names present now.

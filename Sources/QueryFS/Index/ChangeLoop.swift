@@ -10,6 +10,9 @@ final class ChangeLoop: @unchecked Sendable {
         var reloadConfiguration: (@Sendable () -> LiveCatalog.Settings?)?
         var countingAges: (@Sendable (Timestamp) -> LiveCatalog.Settings?)?
         var isBeingWritten: (@Sendable (ItemName, Double) -> Bool)?
+        /// A trusted start's background comparison, and what to do once what it found is applied.
+        var reconciliation: BackgroundReconciliation?
+        var reconciled: ((_ changed: Int, _ seconds: Double) -> Void)?
     }
 
     private let sources: ChangeSources
@@ -46,6 +49,8 @@ final class ChangeLoop: @unchecked Sendable {
         var burstStart: Double?
         var deferredSince: [ItemName: Double] = [:]
         var lastAgeRecount = monotonicSeconds()
+        // The reconciliation's finding, until the update that applies it.
+        var reconciledAwaitingUpdate: (changed: Int, seconds: Double)?
         while !isStopping() {
             var timeout: Int32 = -1
             if let start = burstStart {
@@ -70,7 +75,16 @@ final class ChangeLoop: @unchecked Sendable {
             // Items whose writer let go, and what the poller found: read now, as any other change.
             let released = releaseWaiters.takeReleased()
             pending.dirtyItems.formUnion(released)
-            let polled = sources.takePolled(into: &pending)
+            var polled = sources.takePolled(into: &pending)
+            if let (names, seconds) = hooks.reconciliation?.take() {
+                if names.isEmpty {
+                    hooks.reconciled?(0, seconds)
+                } else {
+                    pending.dirtyItems.formUnion(names)
+                    reconciledAwaitingUpdate = (names.count, seconds)
+                    polled = true
+                }
+            }
             if (!released.isEmpty || polled), burstStart == nil { burstStart = monotonicSeconds() }
             if !events.isEmpty {
                 sources.observe(events, into: &pending)
@@ -94,6 +108,10 @@ final class ChangeLoop: @unchecked Sendable {
             pending = BackingWatcher.Observation(backingGone: pending.backingGone)
             let update = updater.update(observation, configuration: configuration)
             if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { publish(update) }
+            if let (changed, seconds) = reconciledAwaitingUpdate {
+                hooks.reconciled?(changed, seconds)
+                reconciledAwaitingUpdate = nil
+            }
         }
         releaseWaiters.stop()
     }

@@ -48,11 +48,22 @@ public final class LiveCatalog: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
     private let configurationEdited = Atomic<Bool>(false)
+    /// The index file's keeper, nil when the mount keeps none.
+    private let keeper: IndexKeeper?
+    private let indexStatus: Mutex<IndexStatus>
+    /// A trusted start's comparison, until the watcher has applied what it found.
+    private let reconciliation: BackgroundReconciliation?
+    /// What the start has to say about the index, logged by `start`.
+    private let indexNotes: [String]
 
     /// Scans `path` and starts following it (changes queue up until `start`).
+    /// With `index`, items whose files are as the index file recorded them
+    /// are taken from it instead of read (`IndexSettings.trust`: all of them,
+    /// compared in the background once live), and the file is kept current.
     public init(backingPath path: String, viewSet: ViewSet = ViewSet(), sources: FieldSources = FieldSources(),
                 ignoring ignored: @escaping @Sendable (ItemName) -> Bool = { _ in false },
                 pollerSettings: ChangePollerSettings = ChangePollerSettings(),
+                index indexSettings: IndexSettings? = nil,
                 progress: (@Sendable (_ read: Int, _ total: Int) -> Void)? = nil,
                 log: @escaping @Sendable (String) -> Void) throws(SystemError)
     {
@@ -71,39 +82,85 @@ public final class LiveCatalog: @unchecked Sendable {
         let changeSources = try ChangeSources(root: root, log: log, pollerSettings: pollerSettings.poller,
                                               notification: pollerSettings.notification, onPolledChange: { wakeSignal.wake() })
         self.sources = changeSources
-        // The first scan reads without locks (there is no earlier state to
-        // keep); items a writer holds are read again once it lets go.
         let names = try root.itemNames().filter { !ignored($0) }
-        var items: [Item] = []
-        items.reserveCapacity(names.count)
-        let plain = Scanner(sources: sources)
-        // Progress every 256 items read (from the scan's threads; the callee keeps its own pace).
-        let readCount = Atomic<Int>(0)
-        let reads = parallelMap(names, threads: Scanner.defaultThreads) { name in
-            let read = coordinated.read(named: name, in: root.fd)
-            if let progress {
-                let done = readCount.add(1, ordering: .relaxed).newValue
-                if done & 255 == 0 { progress(done, names.count) }
-            }
-            return read
+        var notes: [String] = []
+        let opened = indexSettings.flatMap {
+            OpenedIndex.open($0, root: root, sources: sources, payloadLimit: coordinated.payloadLimit, notes: &notes)
         }
-        progress?(names.count, names.count)
-        for (name, read) in zip(names, reads) {
-            switch read.scan {
-            case .item(let item):
-                items.append(item)
-                changeSources.follow(name, read: read)
-            case .gone: break
-            case .locked:
-                let unlocked = plain.read(named: name, in: root.fd)
-                if case .item(let item) = unlocked.scan { items.append(item) }
-                changeSources.follow(name)
-                releaseWaiters.wait(for: name)
+        let trusted = opened?.settings.trust == true && opened?.contents != nil
+        var start = InitialItems(capacity: names.count)
+        // From the index: what is unchanged (trusted: everything still listed).
+        var unread = names
+        if let contents = opened?.contents, trusted {
+            // All of them, unlooked at: the background comparison removes the gone and reads the new.
+            unread = []
+            for entry in contents.items where !ignored(entry.item.name) {
+                start.add(entry.item, stamp: entry.stamp)
+                changeSources.follow(entry.item.name, indexed: entry)
+            }
+        } else if let indexed = opened?.contents?.byName() {
+            let kept = IndexReconciler.unchanged(names, in: indexed, root: root)
+            unread = []
+            for (name, entry) in zip(names, kept) {
+                guard let entry else {
+                    unread.append(name)
+                    continue
+                }
+                start.add(entry.item, stamp: entry.stamp)
+                changeSources.follow(name, indexed: entry)
             }
         }
+        start.fromIndex = start.items.count
+        start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
+                   progress: progress)
         changeSources.followListing(knownNames: Set(names))
-        guarded = GuardedIndex(index: LiveIndex(items: items, viewSet: viewSet), scanner: coordinated, ignored: ignored)
+        let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet),
+                                   scanner: coordinated, ignored: ignored)
+        self.guarded = guarded
         if changeSources.poller.isPolling { log("changes are followed by \(changeSources.summary)") }
+        var (keeper, status, reconciliation) = Self.keepIndex(
+            opened, names: names, start: start, guarded: guarded, root: root, wake: { wakeSignal.wake() }, notes: &notes, log: log)
+        if opened == nil, let why = notes.last { status.note = "none kept: " + why }
+        (self.keeper, self.reconciliation, indexNotes) = (keeper, reconciliation, notes)
+        indexStatus = Mutex(status)
+    }
+
+    /// Starts keeping the index current: what the start read joins its
+    /// journal (or, when there was no usable index, a first snapshot is
+    /// written); a trusted start compares stamps in the background.
+    private static func keepIndex(
+        _ opened: OpenedIndex?, names: [ItemName], start: InitialItems, guarded: GuardedIndex, root: BackingDirectory,
+        wake: @escaping @Sendable () -> Void, notes: inout [String], log: @escaping @Sendable (String) -> Void
+    ) -> (IndexKeeper?, IndexStatus, BackgroundReconciliation?) {
+        guard let opened else { return (nil, IndexStatus(path: nil, note: "none kept"), nil) }
+        let keeper = IndexKeeper(location: opened.settings.location, lock: opened.lock, identity: opened.identity,
+                                 loaded: opened.contents, log: log) { [guarded] in
+            guarded.withLock { Array($0.records.values) }.map { IndexedItem(item: $0.item, stamp: $0.stamp) }
+        }
+        var status = IndexStatus(path: opened.settings.location.path, note: opened.contents == nil ? "written anew" : "loaded")
+        status.itemsFromIndex = start.fromIndex
+        status.itemsRead = start.items.count - start.fromIndex
+        guard let contents = opened.contents else {
+            status.reconciled = true
+            keeper.setCurrent(true)
+            return (keeper, status, nil)
+        }
+        guard opened.settings.trust else {
+            // What changed while unmounted: items read instead of taken, and indexed items no longer listed.
+            var records: [IndexFile.Record] = start.items[start.fromIndex...].indices.map {
+                .upsert(IndexedItem(item: start.items[$0], stamp: start.stamps[$0]))
+            }
+            let listed = Set(names)
+            for entry in contents.items where !listed.contains(entry.item.name) { records.append(.remove(entry.item.name)) }
+            keeper.append(records)
+            status.reconciled = true
+            status.changedWhileUnmounted = records.count
+            keeper.setCurrent(true)
+            return (keeper, status, nil)
+        }
+        status.note = "loaded, trusted: reconciling in the background"
+        notes.append("index \(opened.settings.location.path): \(start.fromIndex) items taken on trust; reconciling in the background")
+        return (keeper, status, BackgroundReconciliation(names: names, index: contents, root: root, wake: wake))
     }
 
     /// How changes are followed: the notification mode, and how the poller
@@ -298,8 +355,20 @@ public final class LiveCatalog: @unchecked Sendable {
     /// Starts the watcher thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
+        for note in indexNotes { log(note) }
         let updater = CatalogUpdater(guarded: guarded, backing: backing, sources: sources, releaseWaiters: releaseWaiters,
-                                     requestedKeyPaths: requestedKeyPaths, log: log)
+                                     requestedKeyPaths: requestedKeyPaths, keeper: keeper, log: log)
+        hooks.reconciliation = reconciliation
+        hooks.reconciled = { [unowned self] changed, seconds in
+            keeper?.setCurrent(true)
+            indexStatus.withLock {
+                $0.reconciled = true
+                $0.note = "loaded, trusted, reconciled"
+                $0.reconciliationSeconds = seconds
+                $0.changedWhileUnmounted = changed
+            }
+            log("index reconciled in \((seconds * 1000).rounded() / 1000) s: \(changed) item\(changed == 1 ? "" : "s") changed while unmounted")
+        }
         updaterForTasks.withLock { $0 = updater }
         let loop = ChangeLoop(
             sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: timing, hooks: hooks,
@@ -330,5 +399,14 @@ public final class LiveCatalog: @unchecked Sendable {
         stopping.store(true, ordering: .relaxed)
         sources.stop()
         wakeSignal.wake()
+        // The last snapshot: what the journal gathered, folded into one file.
+        keeper?.close()
+    }
+
+    /// What the mount says about its index file.
+    public var index: IndexStatus {
+        var status = indexStatus.withLock { $0 }
+        if let keeper, !keeper.isKeeping { status.note = "stopped keeping: a write failed (see the log)" }
+        return status
     }
 }

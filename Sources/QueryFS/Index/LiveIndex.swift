@@ -55,9 +55,11 @@ public final class LiveIndex {
         return texts
     }
 
-    public init(items: [Item], viewSet: ViewSet = ViewSet()) {
+    /// `stamps`: for the index file, the stamp each item was read at (`ItemRecord.stamp`), in the same order.
+    public init(items: [Item], stamps: [UInt64] = [], viewSet: ViewSet = ViewSet()) {
         self.viewSet = viewSet
-        let itemRecords = items.map(ItemRecord.init)
+        let itemRecords = stamps.count == items.count
+            ? zip(items, stamps).map { ItemRecord($0, stamp: $1) } : items.map { ItemRecord($0) }
         records.reserveCapacity(items.count)
         for record in itemRecords { records[record.name] = record }
         // Views are independent: evaluated on every core (1,000 configured
@@ -162,16 +164,19 @@ public final class LiveIndex {
 
     /// Applies the new state of each named item (nil: it is gone) and returns
     /// what changed in each view, in view order. Items whose state is equal
-    /// to the one already indexed change nothing.
+    /// to the one already indexed change nothing (`stamps`, the stamps each
+    /// was read at, are kept all the same).
     @discardableResult
-    public func apply(_ changes: [ItemName: Item?]) -> [ViewChange] {
+    public func apply(_ changes: [ItemName: Item?], stamps: [ItemName: UInt64] = [:]) -> [ViewChange] {
         var changed: [(old: ItemRecord?, new: ItemRecord?)] = []
         for (name, state) in changes {
             let old = records[name]
             switch (old, state) {
             case (nil, nil): continue
-            case let (old?, new?) where old.item == new: continue
-            default: changed.append((old, state.map(ItemRecord.init)))
+            case let (old?, new?) where old.item == new:
+                old.stamp = stamps[name] ?? 0
+                continue
+            default: changed.append((old, state.map { ItemRecord($0, stamp: stamps[name] ?? 0) }))
             }
         }
         guard !changed.isEmpty else { return [] }

@@ -9,12 +9,13 @@ import Glibc
 enum AtomicFile {
     /// Writes `bytes` as `name` in the folder `dirfd`. `template`: the
     /// status to copy mode and owner from when the file does not exist yet
-    /// (a new payload takes its bundle's owner).
-    static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil) throws(SystemError) {
+    /// (a new payload takes its bundle's owner); `newFileMode`: the mode of a file made anew.
+    static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
+                        newFileMode: mode_t = 0o644) throws(SystemError) {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
-        let mode: mode_t = exists ? old.st_mode & 0o7777 : 0o644
+        let mode: mode_t = exists ? old.st_mode & 0o7777 : newFileMode
         let owner: (uid_t, gid_t)? = exists ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
         let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
         let fd = temporary.withCString { openat(dirfd, $0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }

@@ -28,3 +28,10 @@ func monotonicSeconds() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
+
+/// The wall clock in nanoseconds since 1970: what file times are compared with.
+func realtimeNanoseconds() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+}

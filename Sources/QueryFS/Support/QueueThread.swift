@@ -49,14 +49,14 @@ final class QueueThread<Element>: @unchecked Sendable {
         pthread_cond_signal(condition)
     }
 
-    /// Ends the thread once what is queued is drained, and waits for it (at most a second).
-    func stop() {
+    /// Ends the thread once what is queued is drained, and waits for it (at most `seconds`).
+    func stop(waitingUpTo seconds: Int = 1) {
         pthread_mutex_lock(mutex)
         stopped = true
         pthread_cond_broadcast(condition)
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += 1
+        deadline.tv_sec += seconds
         while started && !finished {
             if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
         }

@@ -9,3 +9,10 @@ public func resolvedPath(_ path: String) -> String? {
     defer { free(resolved) }
     return String(cString: resolved)
 }
+
+/// The working directory ("." if it cannot be told).
+public func currentDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+    guard getcwd(&buffer, buffer.count) != nil else { return "." }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -89,6 +89,16 @@ final class ChangeSources {
         poller.poll(name, stamp: read.stamp)
     }
 
+    /// Follows an item taken from the index file: its folders are not
+    /// known (inotify lists them); polling starts from the stamp the index kept.
+    func follow(_ name: ItemName, indexed: IndexedItem) {
+        let bundle = indexed.item.kind == .bundle
+        if bundle, mark != nil, watcher.watchesRoot { return }
+        if bundle, !poller.isPolling(name), watcher.watchBundle(name) { return }
+        if !bundle, watcher.watchesRoot { return }
+        poller.poll(name, stamp: indexed.stamp == 0 ? nil : ItemStamp(value: indexed.stamp))
+    }
+
     /// Follows an item whose folders are not known (a writer holds it; or a
     /// new folder appeared inside it).
     func follow(_ name: ItemName) {

@@ -20,6 +20,7 @@ struct ListCommand: ParsableCommand {
     var configFile: String?
     @Option(name: .customLong("absolute-links"), help: "Show targets as absolute links under this mount point.")
     var absoluteLinksMountPoint: String?
+    @OptionGroup var index: IndexOptions
 
     func run() throws {
         // A mount point: the daemon's folders answer, already current.
@@ -38,7 +39,8 @@ struct ListCommand: ParsableCommand {
             }
         }
         try reportingFailures {
-            let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile)
+            let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile,
+                                                                 index: index.settings(for: backing))
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative
             var output = StandardOutput()
             for entry in catalog.entries(of: definition, linkStyle: style) {
@@ -49,17 +51,29 @@ struct ListCommand: ParsableCommand {
                 }
                 output.write([0x0A])
             }
-            output.flush()
+            output.finish()
         }
     }
 }
 
 /// Loads a catalog as BACKING's configuration says, turning errors into the user's one line.
 enum CatalogLoader {
-    static func load(_ backing: String, configFile: String? = nil, sources: FieldSources = FieldSources()) throws -> Catalog {
+    /// With `index`, through BACKING's index file (`IndexedCatalog`).
+    static func load(_ backing: String, configFile: String? = nil, sources: FieldSources = FieldSources(),
+                     index: IndexSettings? = nil) throws -> Catalog {
+        try loadReporting(backing, configFile: configFile, sources: sources, index: index).catalog
+    }
+
+    /// The same, saying how the index served (nil: none was used).
+    static func loadReporting(_ backing: String, configFile: String? = nil, sources: FieldSources = FieldSources(),
+                              index: IndexSettings?) throws -> (catalog: Catalog, index: IndexedCatalog.Use?) {
         let configuration = try configurationFor(backing, configFile: configFile)
         do {
-            return try Catalog.load(backing: backing, configuration: configuration, sources: sources)
+            guard let index else {
+                return (try Catalog.load(backing: backing, configuration: configuration, sources: sources), nil)
+            }
+            let (catalog, use) = try IndexedCatalog.load(backing: backing, configuration: configuration, sources: sources, index: index)
+            return (catalog, use)
         } catch {
             throw Failure("cannot read backing directory \(backing): \(error.message)")
         }
@@ -77,11 +91,13 @@ enum CatalogLoader {
 
 /// A VIEW argument: a view path when it names one, else a query.
 enum ViewResolver {
-    static func resolve(_ text: String, in backing: String, configFile: String? = nil) throws -> (Catalog, ViewDefinition) {
+    static func resolve(_ text: String, in backing: String, configFile: String? = nil, index: IndexSettings? = nil) throws
+        -> (Catalog, ViewDefinition)
+    {
         let parsed = Result { () throws(QueryError) in try Query(parsing: text, now: .now) }
         var sources = FieldSources()
         if case .success(let query) = parsed { sources.extraKeyPaths = query.payloadKeyPaths }
-        let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: sources)
+        let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: sources, index: index)
         if let definition = catalog.view(at: text) { return (catalog, definition) }
         switch parsed {
         case .success(let query):

@@ -41,6 +41,7 @@ struct MountCommand: ParsableCommand {
         "How changes inside bundles are heard: auto (fanotify where the mount may, else inotify), fanotify (or fail), inotify.",
         valueName: "auto|fanotify|inotify"))
     var notification: ChangeNotification = .automatic
+    @OptionGroup var index: IndexOptions
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
     @Option(name: .customLong("ready-fd"), help: .hidden) var readyFD: Int32?
@@ -65,6 +66,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.queryFolderLimit = queryFolderLimit
         sessionOptions.events = !noEvents
         sessionOptions.changeNotification = notification
+        sessionOptions.index = index.settings(for: backing)
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
         let progress = MountProgress(backing: backing, log: { message in mountLog.write(message) })
@@ -105,6 +107,7 @@ struct MountCommand: ParsableCommand {
         if noPassthrough { arguments.append("--no-passthrough") }
         if noEvents { arguments.append("--no-events") }
         arguments += ["--notify", notification.rawValue]
+        arguments += index.arguments
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
         arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]

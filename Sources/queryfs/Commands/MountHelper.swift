@@ -63,11 +63,11 @@ enum MountHelper {
     /// queryfs's own options, as `-o name` or `-o name=value`, and the flag each is.
     private static let ownFlags: [String: String] = [
         "absolute_links": "--absolute-links", "no_events": "--no-events", "no_passthrough": "--no-passthrough",
-        "no_coordination": "--no-coordination",
+        "no_coordination": "--no-coordination", "no_index": "--no-index", "trust_index": "--trust-index",
     ]
     private static let ownOptions: [String: String] = [
         "log": "--log", "config": "--config", "lock_timeout": "--lock-timeout", "query_folders": "--query-folders",
-        "payload_key": "--payload-key", "age_recount": "--age-recount", "notify": "--notify",
+        "payload_key": "--payload-key", "age_recount": "--age-recount", "notify": "--notify", "index": "--index",
     ]
 
     static func flags(for options: [String]) throws -> [String] {

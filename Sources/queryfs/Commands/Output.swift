@@ -33,3 +33,15 @@ struct StandardOutput {
         buffer.removeAll(keepingCapacity: true)
     }
 }
+
+extension StandardOutput {
+    /// Flushes and ends the process at once, with status 0: a command that
+    /// loaded 100,000 items would otherwise spend a fifth of its time
+    /// freeing them one by one on the way out (measured: `perf record`
+    /// of `queryfs ls BACKING tag/x`), for nothing the kernel does not do.
+    mutating func finish() -> Never {
+        flush()
+        exit(0)
+    }
+}
+

@@ -11,7 +11,8 @@ enum ViewCompletion {
     static func candidates(_ words: [String], prefix: String) -> [String] {
         // The first word after the subcommand that names a directory is BACKING.
         guard let backing = words.dropFirst(2).first(where: { !$0.hasPrefix("-") }),
-              let catalog = try? CatalogLoader.load(expandingTilde(backing))
+              let catalog = try? CatalogLoader.load(expandingTilde(backing), index: resolvedPath(expandingTilde(backing))
+                  .flatMap(IndexLocation.standard(for:)).map { IndexSettings(location: $0) })
         else { return [] }
         var names = catalog.views.map(\.pathString)
         if let configuration = try? CatalogLoader.configurationFor(expandingTilde(backing), configFile: nil) {

@@ -9,6 +9,7 @@ struct ViewsCommand: ParsableCommand {
     @Argument(help: "The backing directory.", completion: .directory) var backing: String
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
+    @OptionGroup var index: IndexOptions
 
     func run() throws {
         if configFile == nil, let mountPoint = MountedViews.mountPoint(backing) {
@@ -18,12 +19,12 @@ struct ViewsCommand: ParsableCommand {
             return
         }
         try reportingFailures {
-            let catalog = try CatalogLoader.load(backing, configFile: configFile)
+            let catalog = try CatalogLoader.load(backing, configFile: configFile, index: index.settings(for: backing))
             var output = StandardOutput()
             for view in catalog.views {
                 output.line("\(view.pathString)\t\(view.select(catalog.items).count)")
             }
-            output.flush()
+            output.finish()
         }
     }
 }
@@ -39,9 +40,11 @@ struct StatusCommand: ParsableCommand {
     @Argument(help: "The backing directory, or a mount point.", completion: .directory) var backing: String
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
+    @OptionGroup var index: IndexOptions
 
     func run() throws {
-        if configFile == nil, let (mountPoint, text) = MountStatusFile.read(for: backing) {
+        // Index options ask about the index file: answered as if nothing were mounted.
+        if configFile == nil, !index.isGiven, let (mountPoint, text) = MountStatusFile.read(for: backing) {
             var output = StandardOutput()
             output.line("mounted at: \(mountPoint)")
             output.write(Array(text.utf8))
@@ -49,13 +52,18 @@ struct StatusCommand: ParsableCommand {
             return
         }
         try reportingFailures {
-            let catalog = try CatalogLoader.load(backing, configFile: configFile)
+            let (catalog, use) = try CatalogLoader.loadReporting(backing, configFile: configFile, index: index.settings(for: backing))
             var output = StandardOutput()
             for line in CatalogSummary(catalog).lines { output.line(line) }
+            if let use {
+                output.line("index: \(use.path): \(use.how)\(use.itemsRead > 0 ? ", \(use.itemsRead) items read" : "")")
+            } else {
+                output.line("index: none used")
+            }
             for (item, problem) in catalog.problems {
                 output.write(Array("  ".utf8) + item.bytes + Array(": \(problem)\n".utf8))
             }
-            output.flush()
+            output.finish()
         }
     }
 }

@@ -67,12 +67,6 @@ struct WatchCommand: ParsableCommand {
         return (mount.source, rest)
     }
 
-    private func currentDirectory() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-        guard getcwd(&buffer, buffer.count) != nil else { return "." }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     /// Removes `.`, empty components and a trailing slash (`..` is kept literal).
     private func normalized(_ path: String) -> String {
         "/" + path.split(separator: "/").filter { $0 != "." }.joined(separator: "/")

@@ -49,6 +49,7 @@ enum Program {
 
     /// Starts a program and returns its pid (or -1), output appended to the files named.
     static func spawn(_ arguments: [String], stdout: String, stderr: String) -> pid_t {
+        TestCache.prepare()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -101,4 +102,17 @@ func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
         usleep(20_000)
     }
     return condition()
+}
+
+/// The tests' own cache directory: index files that mounts and commands
+/// keep go there, never into the user's ~/.cache (set once, before the
+/// first program is started; inherited by every one).
+enum TestCache {
+    static let folder: String = {
+        let folder = makeTemporaryDirectory(prefix: "queryfs-cache")
+        setenv("XDG_CACHE_HOME", folder, 1)
+        return folder
+    }()
+
+    static func prepare() { _ = folder }
 }

@@ -8,13 +8,13 @@ import Glibc
 enum ViewComparison {
     /// Every view path of BACKING, from `queryfs views`.
     static func viewPaths(backing: String) -> [String] {
-        QueryfsBinary.run(["views", backing]).stdoutText.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        QueryfsBinary.run(["views", backing, "--no-index"]).stdoutText.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
     }
 
-    /// `queryfs ls BACKING VIEW` (names in order).
+    /// `queryfs ls BACKING VIEW` (names in order), read afresh (no index file).
     static func expected(backing: String, view: String) -> [String] {
         // `--`: a query may start with `-`.
-        QueryfsBinary.run(["ls", backing, "--", view]).stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
+        QueryfsBinary.run(["ls", backing, "--no-index", "--", view]).stdoutText.split(separator: "\n", omittingEmptySubsequences: false)
             .map(String.init).filter { !$0.isEmpty }
     }
 

@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A mount's side of its index file: it holds the index's lock for the
+/// mount's life, appends each applied batch to the journal, rewrites the
+/// whole file when the journal has outgrown the snapshot, and writes a last
+/// snapshot at unmount. All file work runs on a thread of its own, so the
+/// watcher never waits on the disk; the order of the queue is the order of
+/// the changes. A write that fails removes the index (so nothing trusts a
+/// file that stopped following) and the mount keeps none from then on.
+final class IndexKeeper: @unchecked Sendable {
+    enum Task {
+        case append([IndexFile.Record])
+        /// Rewrite the whole file from the catalog's current items.
+        case snapshot
+        /// The same, at unmount, when the journal holds changes.
+        case close
+        /// Items are read with other field sources from now on (a reloaded configuration).
+        case sources(FieldSources)
+    }
+
+    let location: IndexLocation
+    private let lock: IndexLock
+    private var identity: IndexFile.Identity
+    private let queue = QueueThread<Task>()
+    private let log: @Sendable (String) -> Void
+    /// The catalog's items and their stamps, read under its lock (on the keeper's thread).
+    private let currentItems: @Sendable () -> [IndexedItem]
+    private var journalFD: Int32 = -1
+    private var bodyBytes: Int
+    private var journalBytes: Int
+    private let failed = Atomic<Bool>(false)
+    /// Whether the journal holds changes a last snapshot would fold in.
+    private var journalHasChanges = false
+
+    /// `contents`: the index as loaded, nil when there was none to use (a
+    /// snapshot is then written first, before any journal record).
+    init(location: IndexLocation, lock: IndexLock, identity: IndexFile.Identity, loaded contents: IndexFile.Contents?,
+         log: @escaping @Sendable (String) -> Void, currentItems: @escaping @Sendable () -> [IndexedItem])
+    {
+        self.location = location
+        self.lock = lock
+        self.identity = identity
+        bodyBytes = contents?.bodyBytes ?? 0
+        journalBytes = contents?.journalBytes ?? 0
+        self.log = log
+        self.currentItems = currentItems
+        queue.start { [self] tasks in
+            for task in tasks where !failed.load(ordering: .relaxed) { run(task) }
+        }
+        if contents == nil { queue.add(.snapshot) }
+    }
+
+    /// Tells readers whether the index is current: "mount PID" once the
+    /// mount has reconciled it with BACKING, "starting PID" before.
+    func setCurrent(_ current: Bool) {
+        do {
+            try lock.setOwner((current ? "mount " : "starting ") + String(getpid()))
+        } catch {
+            log("index \(location.path).lock: \(error.operation): \(error.message); commands will compare stamps rather than trust it")
+        }
+    }
+
+    /// Whether the keeper still follows (no write has failed).
+    var isKeeping: Bool { !failed.load(ordering: .relaxed) }
+
+    func append(_ records: [IndexFile.Record]) {
+        guard !records.isEmpty else { return }
+        queue.add(.append(records))
+    }
+
+    /// Rewrites the file from the catalog's items (after a full scan: a
+    /// snapshot loads faster than a journal of every item).
+    func writeSnapshot() { queue.add(.snapshot) }
+
+    /// New field sources (a reloaded configuration): the next snapshot says so.
+    func setSources(_ sources: FieldSources) { queue.add(.sources(sources)) }
+
+    /// Drains the queue, writes the last snapshot if the journal holds
+    /// changes, and lets go of the lock.
+    func close() {
+        queue.add(.close)
+        queue.stop(waitingUpTo: 120)
+        if journalFD >= 0 { Glibc.close(journalFD) }
+        journalFD = -1
+    }
+
+    private func run(_ task: Task) {
+        switch task {
+        case .append(let records):
+            guard !records.isEmpty else { return }
+            journalHasChanges = true
+            write(IndexFile.journal(records))
+            // Replaying a journal costs as much as decoding as many items: past the snapshot's size, fold it in.
+            if journalBytes > max(bodyBytes, 4 << 20) { rewrite() }
+        case .snapshot: rewrite()
+        case .close: if journalHasChanges { rewrite() }
+        case .sources(let sources):
+            guard sources != identity.sources else { return }
+            identity.sources = sources
+            rewrite()
+        }
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        if journalFD < 0 {
+            journalFD = open(location.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+            guard journalFD >= 0 else { return fail(SystemError.current("open", path: location.path)) }
+        }
+        var done = 0
+        while done < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(journalFD, $0.baseAddress! + done, bytes.count - done) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return fail(SystemError.current("write", path: location.path)) }
+            done += written
+        }
+        journalBytes += bytes.count
+    }
+
+    /// The whole file again, from the catalog's items.
+    private func rewrite() {
+        let items = currentItems()
+        let bytes = IndexFile.snapshot(items, identity: identity)
+        do {
+            try IndexFile.replace(at: location, with: bytes)
+        } catch {
+            return fail(error)
+        }
+        if journalFD >= 0 { Glibc.close(journalFD) }
+        journalFD = -1
+        bodyBytes = bytes.count
+        journalBytes = 0
+        journalHasChanges = false
+    }
+
+    private func fail(_ error: SystemError) {
+        guard !failed.exchange(true, ordering: .relaxed) else { return }
+        unlink(location.path)
+        log("index \(location.path): \(error.operation): \(error.message); removed, and this mount keeps no index from now on")
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a backing directory's index lives: by default in the user's cache
+/// directory (`$XDG_CACHE_HOME/queryfs`, else `~/.cache/queryfs`; for root
+/// without a home, `/var/cache/queryfs`), never inside BACKING unless the
+/// user names such a path. One file per directory, named after its last
+/// component and a hash of its absolute path; beside it `NAME.lock`, which
+/// a mount holds for as long as it keeps the index current.
+public struct IndexLocation: Sendable, Equatable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    var lockPath: String { path + ".lock" }
+
+    /// The default location for the backing directory at absolute path
+    /// `backing`; nil when there is no cache directory to use.
+    public static func standard(for backing: String) -> IndexLocation? {
+        guard let folder = cacheFolder() else { return nil }
+        let lastComponent = backing.split(separator: "/").last.map(String.init) ?? "root"
+        let readable = String(lastComponent.unicodeScalars.map { scalar -> Character in
+            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" ? Character(scalar) : "_"
+        }.prefix(48))
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in backing.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        return IndexLocation(path: folder + "/" + readable + "-" + String(repeating: "0", count: 16 - hex.count) + hex + ".index")
+    }
+
+    private static func cacheFolder() -> String? {
+        if let cache = environment("XDG_CACHE_HOME"), cache.hasPrefix("/") { return cache + "/queryfs" }
+        if let home = environment("HOME"), home.hasPrefix("/"), home != "/" { return home + "/.cache/queryfs" }
+        if geteuid() == 0 { return "/var/cache/queryfs" }
+        guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return nil }
+        let home = String(cString: directory)
+        return home.hasPrefix("/") ? home + "/.cache/queryfs" : nil
+    }
+
+    private static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+
+    /// Makes the folder the index goes in (0700: titles are private), and its parents.
+    func makeFolder() throws(SystemError) {
+        var folder = ""
+        for component in path.split(separator: "/").dropLast() {
+            folder += "/" + component
+            if mkdir(folder, 0o700) != 0, errno != EEXIST { throw SystemError.current("mkdir", path: folder) }
+        }
+    }
+}
+
+/// The lock beside an index: a mount holds it exclusively while it keeps
+/// the index current, and a command takes it for the moment it writes one.
+/// Readers only look: a command that finds it held knows a mount is live.
+final class IndexLock: @unchecked Sendable {
+    private let fd: Int32
+
+    enum Outcome {
+        case acquired(IndexLock)
+        /// Another process holds it (a live mount, or a command writing).
+        case held
+        case failed(SystemError)
+    }
+
+    private init(fd: Int32) { self.fd = fd }
+
+    deinit { close(fd) }
+
+    /// Takes the lock at `location` exclusively, without waiting, and
+    /// writes `owner` into the lock file (a mount: "mount PID"; a command
+    /// writing the index: empty), so readers can tell a live mount.
+    static func take(_ location: IndexLocation, owner: String = "") -> Outcome {
+        do { try location.makeFolder() } catch { return .failed(error) }
+        let fd = open(location.lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return .failed(SystemError.current("open", path: location.lockPath)) }
+        let lock = IndexLock(fd: fd)
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            return errno == EWOULDBLOCK ? .held : .failed(SystemError.current("flock", path: location.lockPath))
+        }
+        do {
+            try lock.setOwner(owner)
+        } catch {
+            return .failed(SystemError(errno: error.errno, operation: "write", path: location.lockPath))
+        }
+        return .acquired(lock)
+    }
+
+    /// Replaces what the lock file says about its holder.
+    func setOwner(_ owner: String) throws(SystemError) {
+        let text = Array(owner.utf8)
+        guard ftruncate(fd, 0) == 0, text.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) == text.count else {
+            throw SystemError.current("write", path: "index lock")
+        }
+    }
+
+    /// Takes it, waiting up to `seconds` for a command that is writing the index to finish.
+    static func take(_ location: IndexLocation, owner: String, waiting seconds: Double) -> Outcome {
+        let deadline = monotonicSeconds() + seconds
+        while true {
+            let outcome = take(location, owner: owner)
+            guard case .held = outcome, monotonicSeconds() < deadline else { return outcome }
+            usleep(50_000)
+        }
+    }
+
+    /// What the holder of the lock wrote into it ("mount PID"), nil when
+    /// no one holds it now (looked at, not kept).
+    static func holder(_ location: IndexLocation) -> String? {
+        let fd = open(location.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return String(decoding: buffer.prefix(max(0, got)), as: UTF8.self)
+    }
+}

@@ -1,0 +1,71 @@
+import Synchronization
+
+/// What a mount says about its index (`queryfs status`, `.queryfs/status`).
+public struct IndexStatus: Sendable {
+    /// The index file, nil when the mount keeps none.
+    public var path: String?
+    /// Why there is none, or what became of the one there was.
+    public var note: String
+    /// Items the start took from the index, and items it read.
+    public var itemsFromIndex = 0
+    public var itemsRead = 0
+    /// The index matched BACKING once the mount started (a trusted start: once
+    /// the background reconciliation was applied).
+    public var reconciled = false
+    /// How long the reconciliation took, and how many items it found changed
+    /// (new, edited or gone) since the index was written.
+    public var reconciliationSeconds: Double?
+    public var changedWhileUnmounted: Int?
+
+    public init(path: String?, note: String) {
+        self.path = path
+        self.note = note
+    }
+
+    /// The `index` object of the status JSON.
+    public var json: String {
+        var fields = [("path", path.map(JSON.string) ?? "null"), ("note", JSON.string(note)),
+                      ("itemsFromIndex", String(itemsFromIndex)), ("itemsRead", String(itemsRead)),
+                      ("reconciled", reconciled ? "true" : "false")]
+        if let reconciliationSeconds { fields.append(("reconciliationSeconds", String((reconciliationSeconds * 1000).rounded() / 1000))) }
+        if let changedWhileUnmounted { fields.append(("changedWhileUnmounted", String(changedWhileUnmounted))) }
+        return "{" + fields.map { "\(JSON.string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+    }
+}
+
+/// The background half of a trusted start: the stamps of every item
+/// compared with the index on a thread of its own while the mount is
+/// already live; what differs goes to the watcher as ordinary changes, and
+/// once those are applied the index is current.
+final class BackgroundReconciliation: @unchecked Sendable {
+    private let found = Mutex<(names: Set<ItemName>, finished: Bool, taken: Bool)>(([], false, false))
+    private let started = monotonicSeconds()
+
+    /// Starts comparing `names` (BACKING's listing at the start) with the
+    /// index; `wake` tells the watcher there is something to take.
+    init(names: [ItemName], index contents: IndexFile.Contents, root: BackingDirectory, wake: @escaping @Sendable () -> Void) {
+        nonisolated(unsafe) let contents = contents
+        startThread { [self] in
+            let index = contents.byName()
+            let kept = IndexReconciler.unchanged(names, in: index, root: root)
+            var changed = Set<ItemName>()
+            for (name, indexed) in zip(names, kept) where indexed == nil { changed.insert(name) }
+            // Indexed items BACKING no longer lists were loaded all the same: reading them finds them gone.
+            let listed = Set(names)
+            for name in index.keys where !listed.contains(name) { changed.insert(name) }
+            found.withLock { $0 = (changed, true, false) }
+            wake()
+        }
+    }
+
+    /// What was found, once, when the comparison is over: the names to read
+    /// as changed, and the seconds it took; nil before (and after).
+    func take() -> (names: Set<ItemName>, seconds: Double)? {
+        found.withLock { state -> (Set<ItemName>, Double)? in
+            guard state.finished, !state.taken else { return nil }
+            state.taken = true
+            defer { state.names = [] }
+            return (state.names, monotonicSeconds() - started)
+        }
+    }
+}

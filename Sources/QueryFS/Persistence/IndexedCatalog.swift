@@ -1,0 +1,82 @@
+/// `queryfs ls`, `views` and `status` on a backing directory, through its
+/// index file:
+///
+/// - a mount keeping the index current (its lock says "mount PID"), or
+///   `--trust-index`: the items come from the index, BACKING is not read;
+/// - otherwise every item is stamped (stats only) and only those whose
+///   stamp changed since the index was written are read; what was read is
+///   written back as a new index when no mount holds it, so the next
+///   command reads nothing that did not change;
+/// - no usable index: every item is read, and an index written.
+public enum IndexedCatalog {
+    /// How the items were had, for `queryfs status`.
+    public struct Use: Sendable {
+        public var path: String
+        /// "kept current by mount PID", "trusted", "stamps compared", or why it was not used.
+        public var how: String
+        public var itemsRead = 0
+    }
+
+    public static func load(backing path: String, configuration: Configuration, sources extra: FieldSources,
+                            index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
+    {
+        let root = try BackingDirectory(path: path)
+        var sources = configuration.sources
+        sources.extraKeyPaths.formUnion(extra.extraKeyPaths)
+        let viewSet = ViewSet(fixed: ViewDefinition.builtIn + configuration.viewDefinitions)
+        sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
+        let scanner = Scanner(sources: sources)
+        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit)
+        let location = settings.location
+        let holder = IndexLock.holder(location)
+        let keptByMount = holder?.hasPrefix("mount ") == true
+        let ignored = { (name: ItemName) in configuration.ignores(name.description) }
+        var use = Use(path: location.path, how: "")
+        var indexed: [ItemName: IndexedItem] = [:]
+        var writtenWith = identity
+        switch IndexFile.read(path: location.path, wanted: identity) {
+        case .success(let contents):
+            if keptByMount || settings.trust {
+                use.how = keptByMount ? "kept current by \(holder!)" : "trusted (--trust-index)"
+                let items = contents.items.lazy.map(\.item).filter { !ignored($0.name) }
+                return (Catalog(items: Array(items), viewSet: viewSet), use)
+            }
+            indexed = contents.byName()
+            // Read what changed with every key the index keeps, so the index written back keeps them too.
+            writtenWith.sources.extraKeyPaths.formUnion(contents.identity.sources.extraKeyPaths)
+            use.how = "stamps compared"
+        case .failure(let rejection):
+            use.how = "not used: \(rejection)"
+        }
+        var reader = scanner
+        reader.sources = writtenWith.sources
+        let names = try root.itemNames().filter { !ignored($0) }
+        let kept = IndexReconciler.unchanged(names, in: indexed, root: root)
+        var entries: [IndexedItem] = []
+        entries.reserveCapacity(names.count)
+        var unread: [ItemName] = []
+        for (name, entry) in zip(names, kept) {
+            if let entry { entries.append(entry) } else { unread.append(name) }
+        }
+        let reads = parallelMap(unread, threads: Scanner.defaultThreads) { reader.read(named: $0, in: root.fd) }
+        for read in reads {
+            if case .item(let item) = read.scan { entries.append(IndexedItem(item: item, stamp: read.settledStamp)) }
+        }
+        use.itemsRead = unread.count
+        // Written back only when something changed, and never under a mount's feet.
+        if holder == nil, !unread.isEmpty || indexed.count != entries.count {
+            switch IndexLock.take(location) {
+            case .acquired(let lock):
+                do {
+                    try IndexFile.replace(at: location, with: IndexFile.snapshot(entries, identity: writtenWith))
+                } catch {
+                    use.how += "; not written back: \(error.operation): \(error.message)"
+                }
+                withExtendedLifetime(lock) {}
+            case .held: break  // a mount started meanwhile: it keeps the index now
+            case .failed(let error): use.how += "; not written back: \(error.operation): \(error.message)"
+            }
+        }
+        return (Catalog(items: entries.map(\.item), viewSet: viewSet), use)
+    }
+}

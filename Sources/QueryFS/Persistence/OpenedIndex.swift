@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether and how a mount keeps an index file (`queryfs mount --index`,
+/// `--no-index`, `--trust-index`).
+public struct IndexSettings: Sendable {
+    public var location: IndexLocation
+    /// Live at once from the index, reconciled with BACKING in the background
+    /// (otherwise the mount reconciles before it is live: SPEC §3).
+    public var trust: Bool
+
+    public init(location: IndexLocation, trust: Bool = false) {
+        self.location = location
+        self.trust = trust
+    }
+}
+
+/// A mount's index as the mount starts: its lock taken (so no other mount
+/// writes it), and its items when the file could be used. A file that could
+/// not be used is removed at once, so no reader trusts it meanwhile.
+struct OpenedIndex {
+    let settings: IndexSettings
+    let lock: IndexLock
+    let identity: IndexFile.Identity
+    /// The items, nil when there was no usable index.
+    let contents: IndexFile.Contents?
+
+    /// Nil when the mount keeps no index. What to tell the user goes to
+    /// `notes`: logged once the mount is live, so that a mount that fails
+    /// still says one line, its failure.
+    static func open(_ settings: IndexSettings, root: BackingDirectory, sources: FieldSources, payloadLimit: Int,
+                     notes: inout [String]) -> OpenedIndex?
+    {
+        let location = settings.location
+        let lock: IndexLock
+        switch IndexLock.take(location, owner: "starting \(getpid())", waiting: 2) {
+        case .acquired(let taken): lock = taken
+        case .held:
+            notes.append("index \(location.path) is kept by another mount of this directory: this mount keeps none")
+            return nil
+        case .failed(let error):
+            notes.append("index \(location.path): \(error.operation): \(error.message); this mount keeps none")
+            return nil
+        }
+        let identity: IndexFile.Identity
+        do {
+            identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: payloadLimit)
+        } catch {
+            notes.append("index \(location.path): \(error.operation) \(root.path): \(error.message); this mount keeps none")
+            return nil
+        }
+        switch IndexFile.read(path: location.path, wanted: identity) {
+        case .success(let contents):
+            if contents.tornJournal { notes.append("index \(location.path): its last change was cut short (a crash?); the rest is used") }
+            return OpenedIndex(settings: settings, lock: lock, identity: identity, contents: contents)
+        case .failure(.missing):
+            return OpenedIndex(settings: settings, lock: lock, identity: identity, contents: nil)
+        case .failure(let rejection):
+            notes.append("index \(location.path) not used: \(rejection); every item is read, and a new index written")
+            if unlink(location.path) != 0, errno != ENOENT {
+                notes.append("index \(location.path): unlink: \(String(cString: strerror(errno))); this mount keeps none")
+                return nil
+            }
+            return OpenedIndex(settings: settings, lock: lock, identity: identity, contents: nil)
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The persistent index: a mount keeps its catalog in an index file and a
+/// new mount starts from it. Whatever happened in between — an unmount,
+/// edits while unmounted, a `kill -9`, a corrupted, foreign or outdated
+/// file — every view equals a fresh reading of BACKING (`--no-index`).
+final class IndexMountTests: MountTestCase {
+    private static let bundleCount = 60
+
+    private var indexPath: String { fixture.root + "/cache/reading-list.index" }
+
+    private func makeFixture() {
+        fixture = MountedFixture { corpus in
+            for number in 0..<Self.bundleCount {
+                corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", archived: number % 5 == 0,
+                              tags: number % 3 == 0 ? ["three"] : ["other"], mtime: 1_000 + number)
+            }
+            corpus.file(Array("note.txt".utf8), contents: Array("plain".utf8), mtime: 900)
+        }
+        // Reads within the clock tick of a change are not vouched for by their stamp (ItemStamp.settleNanoseconds).
+        usleep(100_000)
+    }
+
+    private func mount(_ extra: [String] = []) throws {
+        try fixture.mount(["--index", indexPath, "--log", fixture.root + "/log"] + extra)
+    }
+
+    private func status() throws -> [String: Any] {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try XCTUnwrap(object["index"] as? [String: Any])
+    }
+
+    private var log: String { (try? String(contentsOfFile: fixture.root + "/log", encoding: .utf8)) ?? "" }
+
+    /// Every view of the mount equals a fresh reading, at once (no settling: the mount says it is live).
+    private func assertViewsFresh(file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint), [],
+                       log, file: file, line: line)
+    }
+
+    /// The edits people and sync tools make while nothing is mounted.
+    private func editWhileUnmounted() {
+        let corpus = Corpus(path: fixture.backing)
+        // Same size, and the old mtime put back: only ctime tells.
+        let payload = fixture.backed("b1.hpwebsite/payload.plist")
+        var old = stat()
+        stat(payload, &old)
+        corpus.write(payload, Array(Corpus.plist(title: "Item X", archived: false, tags: ["three"]).utf8))
+        var times = [old.st_atim, old.st_mtim]
+        utimensat(AT_FDCWD, payload, &times, 0)
+        corpus.write(fixture.backed("b2.hpwebsite/payload.plist"),
+                     Array(Corpus.plist(title: "Retitled offline", archived: true, tags: ["fresh"]).utf8))
+        corpus.bundle("made.hpwebsite", title: "Made offline", tags: ["fresh"], mtime: 5_000)
+        XCTAssertNoThrow(try FileManager.default.removeItem(atPath: fixture.backed("b3.hpwebsite")))
+        rename(fixture.backed("b4.hpwebsite"), fixture.backed("renamed.hpwebsite"))
+        corpus.write(fixture.backed("b5.hpwebsite/image.jpg"), Array(repeating: 7, count: 4096))
+        XCTAssertEqual(Program.run(["setfattr", "-n", "user.xdg.tags", "-v", "offline", fixture.backed("note.txt")]).status, 0)
+    }
+
+    func testAnUnmountedIndexStartsTheNextMount() throws {
+        makeFixture()
+        try mount()
+        XCTAssertEqual(try status()["note"] as? String, "written anew")
+        fixture.unmount()
+        var index = stat()
+        XCTAssertEqual(stat(indexPath, &index), 0, "no index at \(indexPath)")
+        XCTAssertEqual(index.st_mode & 0o777, 0o600, "titles are private")
+        try mount()
+        let second = try status()
+        XCTAssertEqual(second["note"] as? String, "loaded", log)
+        XCTAssertEqual(second["itemsFromIndex"] as? Int, Self.bundleCount + 1)
+        XCTAssertEqual(second["itemsRead"] as? Int, 0)
+        assertViewsFresh()
+    }
+
+    func testEditsWhileUnmountedShowAtOnce() throws {
+        makeFixture()
+        try mount()
+        fixture.unmount()
+        editWhileUnmounted()
+        try mount()
+        let status = try status()
+        XCTAssertEqual(status["reconciled"] as? Bool, true)
+        // b1, b2, b5, note.txt, made, renamed read; b3 and b4 gone.
+        XCTAssertEqual(status["changedWhileUnmounted"] as? Int, 8, "\(status)")
+        assertViewsFresh()
+    }
+
+    func testATrustedStartReconcilesInTheBackground() throws {
+        makeFixture()
+        try mount()
+        fixture.unmount()
+        editWhileUnmounted()
+        try mount(["--trust-index"])
+        XCTAssertTrue(eventually(timeout: 10) { (try? self.status()["reconciled"] as? Bool) == true }, log)
+        XCTAssertEqual(try status()["changedWhileUnmounted"] as? Int, 8)
+        XCTAssertTrue(log.contains("index reconciled in"), log)
+        assertViewsFresh()
+    }
+
+    /// Changes made while mounted are journaled as they are applied; a
+    /// `kill -9` loses nothing the next start cannot find again.
+    func testAKilledMountIsNeverTrustedWrong() throws {
+        makeFixture()
+        try mount()
+        let corpus = Corpus(path: fixture.backing)
+        corpus.write(fixture.backed("b6.hpwebsite/payload.plist"), Array(Corpus.plist(title: "Live", archived: false, tags: ["live"]).utf8))
+        corpus.bundle("live.hpwebsite", title: "Made live", tags: ["live"], mtime: 6_000)
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        kill(pid, SIGKILL)
+        XCTAssertTrue(eventually { kill(pid, 0) != 0 })
+        fixture.unmount()
+        // The journal holds the live changes; a torn record at its end is cut off.
+        XCTAssertNotNil(FileManager.default.contents(atPath: indexPath))
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: indexPath))
+        handle.seekToEndOfFile()
+        handle.write(Data([40, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]))
+        handle.closeFile()
+        editWhileUnmounted()
+        for trust in [false, true] {
+            try mount(trust ? ["--trust-index"] : [])
+            if trust {
+                XCTAssertTrue(eventually(timeout: 10) { (try? self.status()["reconciled"] as? Bool) == true }, log)
+            } else {
+                XCTAssertTrue(log.contains("cut short"), log)
+            }
+            assertViewsFresh()
+            fixture.unmount()
+        }
+    }
+
+    func testACorruptIndexIsRebuiltNeverTrusted() throws {
+        makeFixture()
+        try mount()
+        fixture.unmount()
+        var bytes = try XCTUnwrap(FileManager.default.contents(atPath: indexPath))
+        // A title's byte flipped in the middle of the items: a checksum tells.
+        bytes[bytes.count / 2] ^= 0x20
+        XCTAssertTrue(FileManager.default.createFile(atPath: indexPath, contents: bytes, attributes: [.posixPermissions: 0o600]))
+        editWhileUnmounted()
+        try mount(["--trust-index"])
+        XCTAssertTrue(log.contains("not used: it is corrupt"), log)
+        XCTAssertEqual(try status()["note"] as? String, "written anew")
+        assertViewsFresh()
+        fixture.unmount()
+        // Truncated, empty, or not an index at all.
+        for damaged in [Data(bytes.prefix(bytes.count / 3)), Data(), Data("hello".utf8)] {
+            XCTAssertTrue(FileManager.default.createFile(atPath: indexPath, contents: damaged, attributes: [.posixPermissions: 0o600]))
+            try mount(["--trust-index"])
+            assertViewsFresh()
+            fixture.unmount()
+        }
+    }
+
+    func testAnotherDirectorysIndexIsForeign() throws {
+        makeFixture()
+        let other = MountedFixture { corpus in corpus.bundle("elsewhere.hpwebsite", title: "Elsewhere", mtime: 1) }
+        XCTAssertEqual(QueryfsBinary.run(["ls", other.backing, "by-name", "--index", indexPath]).status, 0)
+        try mount(["--trust-index"])
+        XCTAssertTrue(log.contains("not this directory's"), log)
+        assertViewsFresh()
+    }
+
+    func testOtherFieldSourcesMakeTheIndexOutdated() throws {
+        makeFixture()
+        try mount()
+        fixture.unmount()
+        // The configuration now takes titles from another key: every title changes.
+        Corpus(path: fixture.backing).write(fixture.backed(".queryfs.toml"), Array("[fields]\ntitle = [\"url\"]\n".utf8))
+        try mount(["--trust-index"])
+        XCTAssertTrue(log.contains("outdated"), log)
+        assertViewsFresh()
+    }
+
+    /// `queryfs ls BACKING` answers from the index a live mount keeps
+    /// current; without a mount it compares stamps, so offline edits show.
+    func testCommandsAnswerFromTheIndex() throws {
+        makeFixture()
+        try mount()
+        let live = QueryfsBinary.run(["status", fixture.backing, "--index", indexPath])
+        XCTAssertTrue(live.stdoutText.contains("kept current by mount"), live.stdoutText + live.stderrText)
+        Corpus(path: fixture.backing).bundle("during.hpwebsite", title: "Made while mounted", tags: ["three"], mtime: 7_000)
+        XCTAssertTrue(eventually(timeout: 5) {
+            QueryfsBinary.run(["ls", fixture.backing, "tag/three", "--index", indexPath]).stdoutText.contains("Made while mounted")
+        })
+        fixture.unmount()
+        editWhileUnmounted()
+        for view in ["by-name", "tag/three", "tag/fresh", "tag/offline", "archived"] {
+            XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, view, "--index", indexPath]).stdoutText,
+                           QueryfsBinary.run(["ls", fixture.backing, view, "--no-index"]).stdoutText, view)
+        }
+        let offline = QueryfsBinary.run(["status", fixture.backing, "--index", indexPath])
+        XCTAssertTrue(offline.stdoutText.contains("stamps compared"), offline.stdoutText)
+    }
+}
