@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Scale (issue 17): the same figures at each size, side by side, each
 # against native work on the same disk in the same run:
-#   mount time, cold (page cache dropped, root only) and warm
+#   mount time without the index file, cold (page cache dropped, root
+#     only) and warm; with it, cold and warm (stamps compared, then live) and
+#     trusted (live at once; the background reconciliation's time too)
+#   queryfs ls BACKING tag/Work without a mount: every item read
+#     (--no-index), stamps compared with the index, and with a mount
+#     keeping the index current (answered from the file)
 #   ls and ls -l of by-modified, of tag/Work and of a query folder: first and warm
 #     (native: ls -f and ls -l of BACKING itself, as many entries)
 #   daemon RSS once every view and tag folder was listed once
@@ -20,6 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}"
 source Benchmarks/lib/work.sh scale
+# Index files of this run go here, not into the user's cache.
+export XDG_CACHE_HOME=$work/cache
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100000 1000000)
 samples=${SAMPLES:-50}
@@ -28,8 +35,14 @@ now_ns() { date +%s%N; }
 ms_of() { local start; start=$(now_ns); "$@" >/dev/null 2>&1 || true; echo $(( ($(now_ns) - start) / 1000000 )); }
 drop_caches() { if [ "$(id -u)" -eq 0 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi; }
 daemon_pid() { pgrep -f -- "mount .* $mnt -f" | head -1; }
+unmount() {  # and wait for the daemon to have written its index
+    local pid; pid=$(daemon_pid || true)
+    "$queryfs" unmount "$mnt"
+    while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
 rss_mb() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 status_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$mnt/.queryfs/status" "$1"; }
+index_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["index"].get(sys.argv[2]))' "$mnt/.queryfs/status" "$1"; }
 walk() {  # prints the number of errors
     { find "$1" -printf '%s %T@\n' >/dev/null; find "$1" -name 'payload.*' -type f -print0 | xargs -0 cat >/dev/null; } 2>&1 | wc -l
 }
@@ -55,9 +68,29 @@ for index in "${!sizes[@]}"; do
     echo "== $size items ($corpus)"
 
     drop_caches
-    fig[$size,mount_cold]=$(ms_of "$queryfs" mount "$corpus" "$mnt")
-    "$queryfs" unmount "$mnt"
-    fig[$size,mount_warm]=$(ms_of "$queryfs" mount "$corpus" "$mnt")
+    fig[$size,mount_cold]=$(ms_of "$queryfs" mount "$corpus" "$mnt" --no-index)
+    unmount
+    fig[$size,mount_warm]=$(ms_of "$queryfs" mount "$corpus" "$mnt" --no-index)
+    unmount
+    # The index file: written by a first mount, then cold, warm and trusted starts from it.
+    "$queryfs" mount "$corpus" "$mnt"
+    unmount
+    fig[$size,index_mb]=$(du -m "$XDG_CACHE_HOME"/queryfs/*.index | awk '{ s += $1 } END { print s }')
+    drop_caches
+    fig[$size,mount_cold_index]=$(ms_of "$queryfs" mount "$corpus" "$mnt")
+    unmount
+    fig[$size,mount_warm_index]=$(ms_of "$queryfs" mount "$corpus" "$mnt")
+    unmount
+    fig[$size,mount_trust]=$(ms_of "$queryfs" mount "$corpus" "$mnt" --trust-index)
+    for _ in $(seq 600); do [ "$(index_field reconciled)" = True ] && break; sleep 0.1; done
+    fig[$size,reconcile]=$(index_field reconciliationSeconds)
+    unmount
+    # Commands without a mount: everything read, then stamps compared with the index.
+    fig[$size,cli_noindex]=$(ms_of "$queryfs" ls "$corpus" tag/Work --no-index)
+    fig[$size,cli_stamps]=$(ms_of "$queryfs" ls "$corpus" tag/Work)
+    "$queryfs" mount "$corpus" "$mnt"
+    # With the mount keeping the index current: answered from the file.
+    fig[$size,cli_live]=$(ms_of "$queryfs" ls "$corpus" tag/Work)
 
     fig[$size,native_ls]=$(ms_of ls -f "$corpus")
     fig[$size,native_lsl]=$(ms_of ls -l "$corpus")
@@ -81,7 +114,7 @@ for index in "${!sizes[@]}"; do
         p50 = ""; p99 = ""  # the first of each: the bar text names p99 too
         for (i = 1; i <= NF; i++) { if ($i == "p50" && p50 == "") p50 = $(i + 1); if ($i == "p99" && p99 == "") p99 = $(i + 1) }
         printf "%s%s p50 %s p99 %s", sep, $1 == "payload" ? "rewrite" : $1, p50, p99; sep = ", " }')
-    "$queryfs" unmount "$mnt"
+    unmount
 
     # The walk, warm on both sides (one untimed run first), the daemon held to 4,096 descriptors.
     walk "$corpus" >/dev/null
@@ -92,7 +125,7 @@ for index in "${!sizes[@]}"; do
     fig[$size,walk_errors]=$(walk "$mnt/bundles")
     fig[$size,walk]=$(( ($(now_ns) - start) / 1000000 ))
     fig[$size,walk_fds]=$(ls "/proc/$(daemon_pid)/fd" | wc -l)
-    "$queryfs" unmount "$mnt"
+    unmount
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
@@ -101,7 +134,10 @@ echo "== summary (ms unless said; ratios against native work in the same run)"
 for size in "${sizes[@]}"; do
     echo "-- $size items"
     echo "  generate corpus:            ${fig[$size,generate]} ms"
-    echo "  mount cold / warm:          ${fig[$size,mount_cold]} / ${fig[$size,mount_warm]}"
+    echo "  mount, no index, cold / warm:    ${fig[$size,mount_cold]} / ${fig[$size,mount_warm]}"
+    echo "  mount from the index (${fig[$size,index_mb]} MB), cold / warm: ${fig[$size,mount_cold_index]} / ${fig[$size,mount_warm_index]} ($(ratio "${fig[$size,mount_warm_index]}" "${fig[$size,mount_warm]}") of no index)"
+    echo "  mount trusting the index:        ${fig[$size,mount_trust]} ($(ratio "${fig[$size,mount_trust]}" "${fig[$size,mount_warm]}") of no index; reconciled in the background in ${fig[$size,reconcile]} s)"
+    echo "  queryfs ls BACKING tag/Work:     every item read ${fig[$size,cli_noindex]}, stamps compared ${fig[$size,cli_stamps]}, index kept current by a mount ${fig[$size,cli_live]} ($(ratio "${fig[$size,cli_live]}" "${fig[$size,cli_noindex]}") of reading)"
     for view in by-modified tag/Work "query/title~*Guide*"; do
         printf '  %-28s ls first %6s warm %6s (native ls -f %s: %s)   ls -l first %6s warm %6s (%s of warm; native ls -l %s)\n' \
             "$view (${fig[$size,entries,$view]})" "${fig[$size,ls_first,$view]}" "${fig[$size,ls_warm,$view]}" \

@@ -135,6 +135,50 @@ final class IndexMountTests: MountTestCase {
         }
     }
 
+    /// A torn journal is cut off by a new snapshot: what the next mount
+    /// journals is not hidden behind the torn record.
+    func testChangesAfterATornJournalAreSeen() throws {
+        makeFixture()
+        try mount()
+        fixture.unmount()
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: indexPath))
+        handle.seekToEndOfFile()
+        handle.write(Data([40, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]))
+        handle.closeFile()
+        try mount()
+        Corpus(path: fixture.backing).bundle("after.hpwebsite", title: "After the tear", tags: ["three"], mtime: 8_000)
+        XCTAssertTrue(eventually(timeout: 5) {
+            QueryfsBinary.run(["ls", fixture.backing, "tag/three", "--index", indexPath]).stdoutText.contains("After the tear")
+        })
+        let live = QueryfsBinary.run(["status", fixture.backing, "--index", indexPath])
+        XCTAssertTrue(live.stdoutText.contains("kept current by mount"), live.stdoutText)
+    }
+
+    /// `--index` naming something that is not an index, or an item of BACKING: left alone.
+    func testAnIndexPathThatIsNotOneIsLeftAlone() throws {
+        makeFixture()
+        let notes = fixture.root + "/notes.txt"
+        XCTAssertTrue(FileManager.default.createFile(atPath: notes, contents: Data("my notes".utf8)))
+        try fixture.mount(["--index", notes, "--log", fixture.root + "/log"])
+        XCTAssertTrue(log.contains("not an index file"), log)
+        assertViewsFresh()
+        fixture.unmount()
+        XCTAssertEqual(FileManager.default.contents(atPath: notes), Data("my notes".utf8))
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "by-name", "--index", notes]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: notes), Data("my notes".utf8))
+        // Inside BACKING an index would be an item; a hidden name is not.
+        try fixture.mount(["--index", fixture.backed("list.index"), "--log", fixture.root + "/log"])
+        XCTAssertTrue(log.contains("would be an item"), log)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.backed("list.index")))
+        fixture.unmount()
+        try fixture.mount(["--index", fixture.backed(".queryfs-index"), "--log", fixture.root + "/log"])
+        fixture.unmount()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: fixture.backed(".queryfs-index")))
+        try fixture.mount(["--index", fixture.backed(".queryfs-index")])
+        XCTAssertEqual(try status()["note"] as? String, "loaded")
+        assertViewsFresh()
+    }
+
     func testACorruptIndexIsRebuiltNeverTrusted() throws {
         makeFixture()
         try mount()

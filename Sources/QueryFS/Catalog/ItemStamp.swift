@@ -14,6 +14,9 @@ public struct ItemStamp: Hashable, Sendable {
     /// what tells whether a read may have missed a change made in the same
     /// clock tick (`settledValue`).
     private(set) var newestChange: Int64 = .min
+    /// Every ctime seen fell on a whole second: a filesystem that keeps
+    /// times in seconds (FAT, ext4 with small inodes, some network mounts).
+    private(set) var wholeSeconds = true
 
     public init() {}
 
@@ -27,12 +30,15 @@ public struct ItemStamp: Hashable, Sendable {
     /// ticks every 1–10 ms: a write in the same tick as the read, after it,
     /// would leave the same stamp (git's "racily clean" entries).
     static let settleNanoseconds: Int64 = 50_000_000
+    /// The same where times are kept in whole seconds (FAT keeps 2 s).
+    static let coarseSettleNanoseconds: Int64 = 3_000_000_000
 
     /// The value to keep in an index for an item whose read started at
     /// `readStart` (ns since 1970): 0 (“unknown: read it again”) unless every
     /// file's ctime is older than the read by `settleNanoseconds`.
     func settledValue(readStart: Int64) -> UInt64 {
-        guard newestChange < readStart &- Self.settleNanoseconds else { return 0 }
+        let window = wholeSeconds ? Self.coarseSettleNanoseconds : Self.settleNanoseconds
+        guard newestChange < readStart &- window else { return 0 }
         return value == 0 ? 1 : value
     }
 
@@ -47,6 +53,7 @@ public struct ItemStamp: Hashable, Sendable {
         }
         value &+= hash
         newestChange = max(newestChange, status.raw.ctime_sec &* 1_000_000_000 &+ Int64(status.raw.ctime_nsec))
+        if status.raw.ctime_nsec != 0 { wholeSeconds = false }
     }
 
     private static func mix(_ input: UInt64) -> UInt64 {

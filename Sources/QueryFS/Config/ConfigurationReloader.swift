@@ -170,7 +170,9 @@ extension Configuration {
         let patterns = self
         var sources = sources
         sources.extraKeyPaths.formUnion(savedQueryKeyPaths)
-        return LiveCatalog.Settings(viewSet: viewSet, sources: sources, savedQueries: savedQueries,
-                                         ignoring: { patterns.ignores($0.description) })
+        var settings = LiveCatalog.Settings(viewSet: viewSet, sources: sources, savedQueries: savedQueries,
+                                            ignoring: { patterns.ignores($0.description) })
+        settings.ignorePatterns = ignore
+        return settings
     }
 }

@@ -92,7 +92,11 @@ public struct FuseSession {
             following.notification = options.changeNotification
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
-                                      index: options.index, progress: options.progress, log: log)
+                                      index: options.index.map { index in
+                                          var index = index
+                                          index.ignorePatterns = configuration.ignore
+                                          return index
+                                      }, progress: options.progress, log: log)
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)

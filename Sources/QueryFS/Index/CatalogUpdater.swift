@@ -23,12 +23,14 @@ struct CatalogUpdater: @unchecked Sendable {
         let ignoresChanged = configuration.map { !sameIgnores($0.ignoring) } ?? false
         var reconfiguration: LiveIndex.Reconfiguration?
         var newSources: FieldSources?
+        var sourcesChanged = false
         let indexedNames: [ItemName] = guarded.withLock { index in
             if let configuration {
                 var sources = configuration.sources
                 sources.extraKeyPaths = requestedKeyPaths.union(configuration.viewSet.payloadKeyPaths)
                     .union(configuration.sources.extraKeyPaths)
-                if sources != guarded.scanner.sources { newSources = sources }
+                sourcesChanged = sources != guarded.scanner.sources
+                newSources = sources
                 if sources != guarded.scanner.sources || ignoresChanged { rescanAll = true }
                 guarded.setReading(sources: sources, ignored: configuration.ignoring)
                 reconfiguration = index.reconfigure(configuration.viewSet)
@@ -43,9 +45,14 @@ struct CatalogUpdater: @unchecked Sendable {
         }
         let (batch, stamps) = read(names, rescanAll: rescanAll)
         // 3. Apply.
-        defer { journal(batch, stamps: stamps, newSources: newSources) }
+        defer { journal(batch, stamps: stamps, reading: newSources.map { ($0, configuration?.ignorePatterns ?? []) }) }
         return guarded.withLock { index in
             let changes = index.apply(batch, stamps: stamps)
+            // Items the rescan could not read (a writer held them) keep fields
+            // read the old way: no stamp may vouch for them in the index file.
+            if sourcesChanged {
+                for (name, record) in index.records where batch[name] == nil { record.stamp = 0 }
+            }
             var listings: [[String]: RecordList] = [:]
             for change in changes where change.kind != .vanished {
                 listings[change.path] = index.view(at: change.path)?.records ?? []
@@ -97,11 +104,11 @@ struct CatalogUpdater: @unchecked Sendable {
     }
 
     /// Hands what was applied to the index file's keeper (after the index
-    /// lock is released: it only queues). New field sources first: the
+    /// lock is released: it only queues). A new way of reading first: the
     /// snapshot that follows holds the items as now read.
-    private func journal(_ batch: [ItemName: Item?], stamps: [ItemName: UInt64], newSources: FieldSources?) {
+    private func journal(_ batch: [ItemName: Item?], stamps: [ItemName: UInt64], reading: (FieldSources, [String])?) {
         guard let keeper else { return }
-        if let newSources { keeper.setSources(newSources) }
+        if let (sources, patterns) = reading { keeper.setReading(sources: sources, ignorePatterns: patterns) }
         keeper.append(batch.map { name, item in
             item.map { .upsert(IndexedItem(item: $0, stamp: stamps[name] ?? 0)) } ?? .remove(name)
         })

@@ -142,7 +142,7 @@ public final class LiveCatalog: @unchecked Sendable {
         status.itemsRead = start.items.count - start.fromIndex
         guard let contents = opened.contents else {
             status.reconciled = true
-            keeper.setCurrent(true)
+            keeper.markCurrent()
             return (keeper, status, nil)
         }
         guard opened.settings.trust else {
@@ -155,7 +155,7 @@ public final class LiveCatalog: @unchecked Sendable {
             keeper.append(records)
             status.reconciled = true
             status.changedWhileUnmounted = records.count
-            keeper.setCurrent(true)
+            keeper.markCurrent()
             return (keeper, status, nil)
         }
         status.note = "loaded, trusted: reconciling in the background"
@@ -201,6 +201,8 @@ public final class LiveCatalog: @unchecked Sendable {
         public var ignoring: @Sendable (ItemName) -> Bool
         /// Queries whose views the mount keeps as `query/` folders.
         public var savedQueries: [String]
+        /// The patterns behind `ignoring`, as written (the index file names them).
+        public var ignorePatterns: [String] = []
         public init(viewSet: ViewSet, sources: FieldSources, savedQueries: [String] = [],
                     ignoring: @escaping @Sendable (ItemName) -> Bool) {
             self.viewSet = viewSet
@@ -360,7 +362,7 @@ public final class LiveCatalog: @unchecked Sendable {
                                      requestedKeyPaths: requestedKeyPaths, keeper: keeper, log: log)
         hooks.reconciliation = reconciliation
         hooks.reconciled = { [unowned self] changed, seconds in
-            keeper?.setCurrent(true)
+            keeper?.markCurrent()
             indexStatus.withLock {
                 $0.reconciled = true
                 $0.note = "loaded, trusted, reconciled"

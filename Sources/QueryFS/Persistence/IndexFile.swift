@@ -22,6 +22,10 @@ import Glibc
 enum IndexFile {
     static let magic = Array("QFSINDEX".utf8)
     static let formatVersion: UInt64 = 1
+    /// Raised whenever reading an item changes what it yields (a parser
+    /// fix): items indexed by an older reading are then read again, even
+    /// within one queryfs version.
+    static let scanRevision = 1
 
     /// What an index must describe to be used.
     struct Identity: Equatable, Sendable {
@@ -30,9 +34,15 @@ enum IndexFile {
         var inode: UInt64
         var sources: FieldSources
         var payloadLimit: Int
-        var version = QueryFSVersion.string
+        var version = Identity.currentVersion
+        static let currentVersion = QueryFSVersion.string + "/" + String(IndexFile.scanRevision)
+        /// The ignore patterns the writer left out items by. Items are read
+        /// for names an index lacks, so other patterns never make it wrong
+        /// when stamps are compared; an index is answered from without
+        /// comparing only when they are the reader's (`IndexedCatalog`).
+        var ignorePatterns: [String] = []
 
-        init(backing: BackingDirectory, sources: FieldSources, payloadLimit: Int) throws(SystemError) {
+        init(backing: BackingDirectory, sources: FieldSources, payloadLimit: Int, ignorePatterns: [String]) throws(SystemError) {
             var status = stat()
             guard fstat(backing.fd, &status) == 0 else { throw SystemError.current("stat", path: backing.path) }
             backingPath = backing.path
@@ -40,6 +50,7 @@ enum IndexFile {
             inode = UInt64(status.st_ino)
             self.sources = sources
             self.payloadLimit = payloadLimit
+            self.ignorePatterns = ignorePatterns
         }
 
         init(backingPath: String, device: UInt64, inode: UInt64, sources: FieldSources, payloadLimit: Int, version: String) {
@@ -78,6 +89,8 @@ enum IndexFile {
                 for key in list { writer.string(key) }
             }
             writer.integer(payloadLimit)
+            writer.integer(ignorePatterns.count)
+            for pattern in ignorePatterns { writer.string(pattern) }
         }
 
         fileprivate static func decode(from reader: inout IndexReader) throws(IndexDecodingError) -> Identity {
@@ -94,8 +107,10 @@ enum IndexFile {
             var sources = FieldSources()
             (sources.title, sources.archived, sources.tags, sources.url) = (lists[0], lists[1], lists[2], lists[3])
             sources.extraKeyPaths = Set(lists[4])
-            return Identity(backingPath: path, device: device, inode: inode, sources: sources,
-                            payloadLimit: try reader.int(), version: version)
+            var identity = Identity(backingPath: path, device: device, inode: inode, sources: sources,
+                                    payloadLimit: try reader.int(), version: version)
+            for _ in 0..<(try reader.count()) { identity.ignorePatterns.append(try reader.string()) }
+            return identity
         }
     }
 
@@ -186,6 +201,19 @@ enum IndexFile {
             out.append(payload.bytes)
         }
         return out.bytes
+    }
+
+    /// Whether the file at `path` may be replaced or removed: absent, empty,
+    /// or an index (a mistyped `--index ~/notes.txt` must not cost the notes).
+    static func mayReplace(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return errno == ENOENT }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else { return false }
+        var head = [UInt8](repeating: 0, count: magic.count)
+        let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return got == 0 || got == magic.count && head == magic
     }
 
     /// Replaces the file at `location` whole (a reader sees the old file or
@@ -302,7 +330,8 @@ enum IndexFile {
     }
 
     private static func readWhole(_ path: String) -> Result<[UInt8], Rejection> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // Non-blocking: a FIFO planted there must not hang the mount.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             return errno == ENOENT ? .failure(.missing) : .failure(.unreadable(String(cString: strerror(errno))))
         }
@@ -347,7 +376,7 @@ public enum IndexFileProbe {
         var sources = FieldSources()
         sources.extraKeyPaths = ["n"]
         let identity = IndexFile.Identity(backingPath: "/fuzz", device: 1, inode: 2, sources: sources, payloadLimit: 16 << 20,
-                                          version: QueryFSVersion.string)
+                                          version: IndexFile.Identity.currentVersion)
         return IndexFile.snapshot(items.map { IndexedItem(item: $0, stamp: 7) }, identity: identity)
             + IndexFile.journal(journal.map { .upsert(IndexedItem(item: $0, stamp: 9)) } + removing.map { .remove($0) })
     }

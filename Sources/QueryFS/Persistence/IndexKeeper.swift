@@ -17,8 +17,10 @@ final class IndexKeeper: @unchecked Sendable {
         case snapshot
         /// The same, at unmount, when the journal holds changes.
         case close
-        /// Items are read with other field sources from now on (a reloaded configuration).
-        case sources(FieldSources)
+        /// Items are read with other field sources or ignore patterns from now on.
+        case reading(FieldSources, [String])
+        /// What is queued before this is written: the lock says "mount PID".
+        case current
     }
 
     let location: IndexLocation
@@ -35,8 +37,11 @@ final class IndexKeeper: @unchecked Sendable {
     /// Whether the journal holds changes a last snapshot would fold in.
     private var journalHasChanges = false
 
-    /// `contents`: the index as loaded, nil when there was none to use (a
-    /// snapshot is then written first, before any journal record).
+    /// `contents`: the index as loaded, nil when there was none to use. A
+    /// snapshot is then written first, before any journal record; also
+    /// when the journal ends in a torn record (appended records would sit
+    /// behind it, unread) or the file was written another way (an index
+    /// keeping more payload keys than this mount reads).
     init(location: IndexLocation, lock: IndexLock, identity: IndexFile.Identity, loaded contents: IndexFile.Contents?,
          log: @escaping @Sendable (String) -> Void, currentItems: @escaping @Sendable () -> [IndexedItem])
     {
@@ -50,14 +55,16 @@ final class IndexKeeper: @unchecked Sendable {
         queue.start { [self] tasks in
             for task in tasks where !failed.load(ordering: .relaxed) { run(task) }
         }
-        if contents == nil { queue.add(.snapshot) }
+        if contents == nil || contents?.tornJournal == true || contents?.identity != identity { queue.add(.snapshot) }
     }
 
-    /// Tells readers whether the index is current: "mount PID" once the
-    /// mount has reconciled it with BACKING, "starting PID" before.
-    func setCurrent(_ current: Bool) {
+    /// Tells readers that the index is current (the lock says "mount PID"),
+    /// once everything queued so far is in the file.
+    func markCurrent() { queue.add(.current) }
+
+    private func setOwner(_ owner: String) {
         do {
-            try lock.setOwner((current ? "mount " : "starting ") + String(getpid()))
+            try lock.setOwner(owner)
         } catch {
             log("index \(location.path).lock: \(error.operation): \(error.message); commands will compare stamps rather than trust it")
         }
@@ -75,16 +82,21 @@ final class IndexKeeper: @unchecked Sendable {
     /// snapshot loads faster than a journal of every item).
     func writeSnapshot() { queue.add(.snapshot) }
 
-    /// New field sources (a reloaded configuration): the next snapshot says so.
-    func setSources(_ sources: FieldSources) { queue.add(.sources(sources)) }
+    /// Items are read with these field sources and ignore patterns from now on (a reloaded configuration).
+    func setReading(sources: FieldSources, ignorePatterns: [String]) { queue.add(.reading(sources, ignorePatterns)) }
 
     /// Drains the queue, writes the last snapshot if the journal holds
     /// changes, and lets go of the lock.
     func close() {
+        // A mount started right after this unmount waits for "closing", rather than keeping no index.
+        setOwner("closing \(getpid())")
         queue.add(.close)
-        queue.stop(waitingUpTo: 120)
+        guard queue.stop(waitingUpTo: 120) else {
+            return log("index \(location.path): the last snapshot took over 120 s; left to the next start's comparison")
+        }
         if journalFD >= 0 { Glibc.close(journalFD) }
         journalFD = -1
+        setOwner("")
     }
 
     private func run(_ task: Task) {
@@ -97,9 +109,11 @@ final class IndexKeeper: @unchecked Sendable {
             if journalBytes > max(bodyBytes, 4 << 20) { rewrite() }
         case .snapshot: rewrite()
         case .close: if journalHasChanges { rewrite() }
-        case .sources(let sources):
-            guard sources != identity.sources else { return }
+        case .current: setOwner("mount \(getpid())")
+        case .reading(let sources, let patterns):
+            guard sources != identity.sources || patterns != identity.ignorePatterns else { return }
             identity.sources = sources
+            identity.ignorePatterns = patterns
             rewrite()
         }
     }
@@ -137,7 +151,12 @@ final class IndexKeeper: @unchecked Sendable {
 
     private func fail(_ error: SystemError) {
         guard !failed.exchange(true, ordering: .relaxed) else { return }
-        unlink(location.path)
-        log("index \(location.path): \(error.operation): \(error.message); removed, and this mount keeps no index from now on")
+        // First the lock: no command may trust the file from now on, even if it cannot be removed.
+        setOwner("failed \(getpid())")
+        if journalFD >= 0 { Glibc.close(journalFD) }
+        journalFD = -1
+        let removed = unlink(location.path) == 0 || errno == ENOENT
+        log("index \(location.path): \(error.operation): \(error.message); "
+            + (removed ? "removed" : "left (unlink: \(String(cString: strerror(errno))))") + ", and this mount keeps no index from now on")
     }
 }

@@ -15,6 +15,17 @@ public struct IndexLocation: Sendable, Equatable {
 
     var lockPath: String { path + ".lock" }
 
+    /// Why this path cannot hold `backing`'s index, nil when it can: inside
+    /// BACKING the file would be an item (or inside one), and each change
+    /// written to it a change to index again. A hidden top-level name is
+    /// not an item (`BACKING/.queryfs-index`).
+    public func refusal(backing: String) -> String? {
+        let prefix = backing.hasSuffix("/") ? backing : backing + "/"
+        guard path.hasPrefix(prefix) else { return nil }
+        if path.dropFirst(prefix.count).hasPrefix(".") { return nil }
+        return "\(path) would be an item of \(backing) (a hidden name there, such as \(prefix).queryfs-index, is not)"
+    }
+
     /// The default location for the backing directory at absolute path
     /// `backing`; nil when there is no cache directory to use.
     public static func standard(for backing: String) -> IndexLocation? {
@@ -30,8 +41,14 @@ public struct IndexLocation: Sendable, Equatable {
     }
 
     private static func cacheFolder() -> String? {
-        if let cache = environment("XDG_CACHE_HOME"), cache.hasPrefix("/") { return cache + "/queryfs" }
-        if let home = environment("HOME"), home.hasPrefix("/"), home != "/" { return home + "/.cache/queryfs" }
+        // Root keeps its index only where no one else could have put files
+        // or links for it to trust (`sudo -E` keeps a user's HOME).
+        func usable(_ folder: String) -> Bool {
+            var status = stat()
+            return geteuid() != 0 || lstat(folder, &status) != 0 || status.st_uid == 0
+        }
+        if let cache = environment("XDG_CACHE_HOME"), cache.hasPrefix("/"), usable(cache) { return cache + "/queryfs" }
+        if let home = environment("HOME"), home.hasPrefix("/"), home != "/", usable(home) { return home + "/.cache/queryfs" }
         if geteuid() == 0 { return "/var/cache/queryfs" }
         guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return nil }
         let home = String(cString: directory)
@@ -44,12 +61,20 @@ public struct IndexLocation: Sendable, Equatable {
         return text.isEmpty ? nil : text
     }
 
-    /// Makes the folder the index goes in (0700: titles are private), and its parents.
+    /// Makes the folder the index goes in (0700: titles are private), and
+    /// its parents. The folder itself must be this user's, a real folder
+    /// that no one else may write in: the lock and the file are trusted.
     func makeFolder() throws(SystemError) {
         var folder = ""
         for component in path.split(separator: "/").dropLast() {
             folder += "/" + component
             if mkdir(folder, 0o700) != 0, errno != EEXIST { throw SystemError.current("mkdir", path: folder) }
+        }
+        var status = stat()
+        guard lstat(folder, &status) == 0 else { throw SystemError.current("stat", path: folder) }
+        guard status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid(), status.st_mode & 0o022 == 0 else {
+            throw SystemError(errno: EPERM, operation: "use", path: folder,
+                              detail: "not a folder of this user's that only it may write in")
         }
     }
 }
@@ -76,7 +101,7 @@ final class IndexLock: @unchecked Sendable {
     /// writing the index: empty), so readers can tell a live mount.
     static func take(_ location: IndexLocation, owner: String = "") -> Outcome {
         do { try location.makeFolder() } catch { return .failed(error) }
-        let fd = open(location.lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = open(location.lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else { return .failed(SystemError.current("open", path: location.lockPath)) }
         let lock = IndexLock(fd: fd)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
@@ -111,7 +136,8 @@ final class IndexLock: @unchecked Sendable {
     /// What the holder of the lock wrote into it ("mount PID"), nil when
     /// no one holds it now (looked at, not kept).
     static func holder(_ location: IndexLocation) -> String? {
-        let fd = open(location.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // Non-blocking: a FIFO planted there must not hang a command.
+        let fd = open(location.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         guard flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK else { return nil }

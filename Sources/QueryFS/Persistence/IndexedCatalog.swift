@@ -26,8 +26,12 @@ public enum IndexedCatalog {
         let viewSet = ViewSet(fixed: ViewDefinition.builtIn + configuration.viewDefinitions)
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
         let scanner = Scanner(sources: sources)
-        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit)
+        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit,
+                                              ignorePatterns: configuration.ignore)
         let location = settings.location
+        if let refusal = location.refusal(backing: root.path) {
+            return (try Catalog.load(backing: path, configuration: configuration, sources: extra), Use(path: location.path, how: "not used: " + refusal))
+        }
         let holder = IndexLock.holder(location)
         let keptByMount = holder?.hasPrefix("mount ") == true
         let ignored = { (name: ItemName) in configuration.ignores(name.description) }
@@ -36,10 +40,12 @@ public enum IndexedCatalog {
         var writtenWith = identity
         switch IndexFile.read(path: location.path, wanted: identity) {
         case .success(let contents):
-            if keptByMount || settings.trust {
-                use.how = keptByMount ? "kept current by \(holder!)" : "trusted (--trust-index)"
-                let items = contents.items.lazy.map(\.item).filter { !ignored($0.name) }
-                return (Catalog(items: Array(items), viewSet: viewSet), use)
+            // A mount's index lacks what that mount ignores: trusted only under the same patterns.
+            let sameIgnores = contents.identity.ignorePatterns == configuration.ignore
+            if keptByMount && sameIgnores || settings.trust {
+                use.how = keptByMount && !settings.trust ? "kept current by \(holder!)" : "trusted (--trust-index)"
+                let items = contents.items.map { $0.item }.filter { !ignored($0.name) }
+                return (Catalog(items: items, viewSet: viewSet), use)
             }
             indexed = contents.byName()
             // Read what changed with every key the index keeps, so the index written back keeps them too.
@@ -64,7 +70,7 @@ public enum IndexedCatalog {
         }
         use.itemsRead = unread.count
         // Written back only when something changed, and never under a mount's feet.
-        if holder == nil, !unread.isEmpty || indexed.count != entries.count {
+        if holder == nil, !unread.isEmpty || indexed.count != entries.count, IndexFile.mayReplace(location.path) {
             switch IndexLock.take(location) {
             case .acquired(let lock):
                 do {

@@ -9,6 +9,8 @@ public struct IndexSettings: Sendable {
     /// Live at once from the index, reconciled with BACKING in the background
     /// (otherwise the mount reconciles before it is live: SPEC §3).
     public var trust: Bool
+    /// The configuration's ignore patterns (the file names them).
+    public var ignorePatterns: [String] = []
 
     public init(location: IndexLocation, trust: Bool = false) {
         self.location = location
@@ -33,8 +35,21 @@ struct OpenedIndex {
                      notes: inout [String]) -> OpenedIndex?
     {
         let location = settings.location
+        if let refusal = location.refusal(backing: root.path) {
+            notes.append("index not kept: " + refusal)
+            return nil
+        }
+        guard IndexFile.mayReplace(location.path) else {
+            notes.append("index \(location.path) is not an index file (nor empty), so this mount leaves it alone and keeps none")
+            return nil
+        }
         let lock: IndexLock
-        switch IndexLock.take(location, owner: "starting \(getpid())", waiting: 2) {
+        var outcome = IndexLock.take(location, owner: "starting \(getpid())", waiting: 2)
+        // The mount before this one is still folding its journal into the file (at 1,000,000 items, seconds).
+        if case .held = outcome, IndexLock.holder(location)?.hasPrefix("closing ") == true {
+            outcome = IndexLock.take(location, owner: "starting \(getpid())", waiting: 120)
+        }
+        switch outcome {
         case .acquired(let taken): lock = taken
         case .held:
             notes.append("index \(location.path) is kept by another mount of this directory: this mount keeps none")
@@ -45,7 +60,8 @@ struct OpenedIndex {
         }
         let identity: IndexFile.Identity
         do {
-            identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: payloadLimit)
+            identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: payloadLimit,
+                                              ignorePatterns: settings.ignorePatterns)
         } catch {
             notes.append("index \(location.path): \(error.operation) \(root.path): \(error.message); this mount keeps none")
             return nil

@@ -49,8 +49,10 @@ final class QueueThread<Element>: @unchecked Sendable {
         pthread_cond_signal(condition)
     }
 
-    /// Ends the thread once what is queued is drained, and waits for it (at most `seconds`).
-    func stop(waitingUpTo seconds: Int = 1) {
+    /// Ends the thread once what is queued is drained, and waits for it (at
+    /// most `seconds`); whether it ended.
+    @discardableResult
+    func stop(waitingUpTo seconds: Int = 1) -> Bool {
         pthread_mutex_lock(mutex)
         stopped = true
         pthread_cond_broadcast(condition)
@@ -60,7 +62,9 @@ final class QueueThread<Element>: @unchecked Sendable {
         while started && !finished {
             if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
         }
+        let ended = !started || finished
         pthread_mutex_unlock(mutex)
+        return ended
     }
 
     private func next() -> [Element]? {
