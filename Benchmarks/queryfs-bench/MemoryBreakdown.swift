@@ -12,10 +12,7 @@ struct MemoryBreakdown {
 
     /// Resident bytes now (the second field of /proc/self/statm), after giving freed memory back.
     private func resident() -> Int {
-        // glibc's malloc_trim, which Swift's Glibc module leaves out.
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-            _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
-        }
+        MemoryTrim.returnFreedMemory()
         let fd = open("/proc/self/statm", O_RDONLY)
         guard fd >= 0 else { return 0 }
         defer { close(fd) }

@@ -121,6 +121,8 @@ public final class LiveCatalog: @unchecked Sendable {
         var (keeper, status, reconciliation) = Self.keepIndex(
             opened, names: names, start: start, guarded: guarded, root: root, wake: { wakeSignal.wake() }, notes: &notes, log: log)
         if opened == nil, let why = notes.last { status.note = "none kept: " + why }
+        // The start's garbage (decoded file, read buffers) is not the mount's to keep.
+        MemoryTrim.returnFreedMemory()
         (self.keeper, self.reconciliation, indexNotes) = (keeper, reconciliation, notes)
         indexStatus = Mutex(status)
     }

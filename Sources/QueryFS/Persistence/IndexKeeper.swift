@@ -147,6 +147,8 @@ final class IndexKeeper: @unchecked Sendable {
         bodyBytes = bytes.count
         journalBytes = 0
         journalHasChanges = false
+        // The copy of every item and the file's bytes, freed on this thread's arena.
+        MemoryTrim.returnFreedMemory()
     }
 
     private func fail(_ error: SystemError) {

@@ -54,6 +54,7 @@ final class BackgroundReconciliation: @unchecked Sendable {
             let listed = Set(names)
             for name in index.keys where !listed.contains(name) { changed.insert(name) }
             found.withLock { $0 = (changed, true, false) }
+            MemoryTrim.returnFreedMemory()
             wake()
         }
     }
