@@ -101,3 +101,32 @@ final class WakeCounter: @unchecked Sendable {
     func increment() { lock.withLock { value += 1 } }
     var count: Int { lock.withLock { value } }
 }
+
+/// Which filesystems are network ones (polled), and how far their locks reach.
+final class BackingFilesystemTests: XCTestCase {
+    func testNetworkFilesystemsAndTheirLocks() {
+        let table = """
+            /dev/sda1 / ext4 rw 0 0
+            server:/export /srv/nfs nfs4 rw 0 0
+            //nas/share /srv/smb cifs rw 0 0
+            user@host:/list /home/u/list fuse.sshfs rw 0 0
+            /dev/sdb1 /media/usb fuseblk rw 0 0
+            /data /home/u/bound fuse rw 0 0
+            ceph /srv/ceph ceph rw 0 0
+            tmpfs /srv/nfs/tmp tmpfs rw 0 0
+            """
+        func of(_ path: String) -> BackingFilesystem { BackingFilesystem.of(path: path, table: table) }
+        XCTAssertEqual(of("/home/u/reading").type, "ext4")
+        XCTAssertFalse(of("/home/u/reading").isNetwork)
+        XCTAssertEqual(of("/srv/nfs/list").locks, .plainFilesOnly)
+        XCTAssertTrue(of("/srv/nfs/list").isNetwork)
+        XCTAssertEqual(of("/srv/nfs/tmp/list").type, "tmpfs", "the mount on top wins")
+        XCTAssertEqual(of("/srv/smb").locks, .thisMachineOnly)
+        XCTAssertEqual(of("/home/u/list/x").type, "fuse.sshfs")
+        XCTAssertNotNil(of("/home/u/list/x").lockNote)
+        XCTAssertFalse(of("/media/usb/list").isNetwork, "NTFS through FUSE is a local disk")
+        XCTAssertTrue(of("/home/u/bound").isNetwork)
+        XCTAssertEqual(of("/srv/ceph/a").locks, .shared)
+        XCTAssertEqual(of("/srv/smbx").type, "ext4", "a mount point is a whole component")
+    }
+}

@@ -35,6 +35,8 @@ public struct FuseSession {
         public var events = true
         /// How the insides of bundles are followed (fanotify where it may, else inotify).
         public var changeNotification = ChangeNotification.automatic
+        /// Seconds between polling rounds of every item (nil: on network filesystems only; 0: never).
+        public var pollSeconds: Double?
         /// The index file kept for BACKING (nil: none).
         public var index: IndexSettings?
         /// Told how far the first scan is (items read, of how many), from the scan's threads.
@@ -90,6 +92,7 @@ public struct FuseSession {
             sources.extraKeyPaths = Set(options.payloadKeys).union(configuration.savedQueryKeyPaths)
             var following = LiveCatalog.ChangePollerSettings()
             following.notification = options.changeNotification
+            following.pollEvery = options.pollSeconds
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
                                       index: options.index.map { index in

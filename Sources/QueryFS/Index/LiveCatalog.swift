@@ -80,7 +80,8 @@ public final class LiveCatalog: @unchecked Sendable {
         releaseWaiters = ReleaseWaiters(rootFD: root.fd, onRelease: { wakeSignal.wake() })
         // Follow first, then scan: a change during the scan is then seen twice, never missed.
         let changeSources = try ChangeSources(root: root, log: log, pollerSettings: pollerSettings.poller,
-                                              notification: pollerSettings.notification, onPolledChange: { wakeSignal.wake() })
+                                              notification: pollerSettings.notification, pollEvery: pollerSettings.pollEvery,
+                                              onPolledChange: { wakeSignal.wake() })
         self.sources = changeSources
         let names = try root.itemNames().filter { !ignored($0) }
         var notes: [String] = []
@@ -170,6 +171,9 @@ public final class LiveCatalog: @unchecked Sendable {
     public struct ChangePollerSettings: Sendable {
         var poller = ChangePoller.Settings()
         public var notification = ChangeNotification.automatic
+        /// Seconds between polling rounds of every item (`--poll`); nil: on
+        /// network filesystems only, every 5 s; 0: never.
+        public var pollEvery: Double?
         public init() {}
         /// The share of one core polling may use (0.1: 10 %).
         public var share: Double {
@@ -256,6 +260,10 @@ public final class LiveCatalog: @unchecked Sendable {
 
     /// How changes are followed (inotify, polling), for the log and `queryfs status`.
     public var changeFollowing: String { sources.summary }
+
+    /// BACKING's filesystem, and whether every item is polled (seconds between rounds; nil: not).
+    public var backingFilesystem: BackingFilesystem { sources.filesystem }
+    public var pollingInterval: Double? { sources.pollsEverything ? sources.poller.settings.interval : nil }
 
     /// "fanotify", "inotify" or "polling": how the insides of bundles are followed.
     public var changeNotificationMode: String { sources.mode }
@@ -360,6 +368,8 @@ public final class LiveCatalog: @unchecked Sendable {
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         for note in indexNotes { log(note) }
+        if sources.pollsEverything { log("changes are followed by \(sources.summary)") }
+        if let note = sources.filesystem.lockNote { log("warning: " + note) }
         let updater = CatalogUpdater(guarded: guarded, backing: backing, sources: sources, releaseWaiters: releaseWaiters,
                                      requestedKeyPaths: requestedKeyPaths, keeper: keeper, log: log)
         hooks.reconciliation = reconciliation

@@ -15,6 +15,13 @@ import Synchronization
 /// seen within one round: `interval`, or the stat walk of every polled item
 /// divided by `share`, whichever is longer (at 100,000 polled bundles and
 /// the default 10 %, about ten seconds here).
+///
+/// On a network filesystem (`deepEvery` > 1) most rounds are quick: BACKING's
+/// listing only when its own times moved, and per item two stats — the item
+/// and its payload — which see items made, removed, renamed, saved by
+/// rename or edited in place, and tags set as attributes. Every
+/// `deepEvery`-th round is the full stamp walk, for what only it sees (an
+/// image replaced in place, files in nested folders).
 final class ChangePoller: @unchecked Sendable {
     struct Settings: Sendable {
         /// The share of one core the poller may use.
@@ -23,11 +30,17 @@ final class ChangePoller: @unchecked Sendable {
         var interval = 2.0
         /// How much work is done before the poller sleeps to keep its share.
         var slice = 0.02
+        /// Every how many rounds the full stamp walk is done (1: every round).
+        var deepEvery = 1
     }
 
     private struct State {
         /// Polled items and their last stamp (nil: not seen yet, or gone).
         var items: [ItemName: ItemStamp?] = [:]
+        /// Their last quick stamp (`Scanner.quickStamp`), once a quick round saw them.
+        var quick: [ItemName: UInt64?] = [:]
+        /// BACKING's own status when its listing was last read (quick rounds skip an unchanged listing).
+        var listingStamp: FileStamp?
         /// Whether BACKING's own listing is polled, and the names it held.
         var pollsListing = false
         var listed = Set<ItemName>()
@@ -61,7 +74,12 @@ final class ChangePoller: @unchecked Sendable {
     }
 
     private let root: BackingDirectory
-    private let settings: Settings
+    let settings: Settings
+
+    /// On a network filesystem: seconds between rounds (`--poll`), and every
+    /// how many rounds one is a full stamp walk.
+    static let networkInterval = 5.0
+    static let deepRoundEvery = 6
     private let state = Mutex(State())
     private let found = Mutex(Found())
     /// Tells the catalog that something was found.
@@ -92,7 +110,10 @@ final class ChangePoller: @unchecked Sendable {
     }
 
     func stopPolling(_ name: ItemName) {
-        state.withLock { _ = $0.items.removeValue(forKey: name) }
+        state.withLock {
+            _ = $0.items.removeValue(forKey: name)
+            _ = $0.quick.removeValue(forKey: name)
+        }
     }
 
     func isPolling(_ name: ItemName) -> Bool { state.withLock { $0.items[name] != nil } }
@@ -150,10 +171,14 @@ final class ChangePoller: @unchecked Sendable {
         slice = 0
     }
 
+    private var rounds = 0
+
     private func round() {
+        rounds += 1
+        let deep = settings.deepEvery <= 1 || rounds % settings.deepEvery == 0
         var discovered = Found()
         let (pollsListing, files) = state.withLock { ($0.pollsListing, $0.files) }
-        if pollsListing { pollListing(into: &discovered) }
+        if pollsListing { pollListing(into: &discovered, evenIfUnchanged: deep) }
         for (path, old) in files {
             let new = FileStamp(path: path)
             if new != old {
@@ -167,12 +192,7 @@ final class ChangePoller: @unchecked Sendable {
         for name in names {
             if stopping.load(ordering: .relaxed) { return }
             let start = monotonicSeconds()
-            let stamp = scanner.stamp(named: name, in: root.fd)
-            let changed: Bool = state.withLock { state in
-                guard let old = state.items[name] else { return false }  // no longer polled
-                state.items[name] = .some(stamp)
-                return old == nil || old != stamp
-            }
+            let changed = deep ? deepCheck(name) : quickCheck(name)
             if changed { discovered.items.insert(name) }
             account(since: start)
             // Report as we go: a change early in a long round need not wait for its end.
@@ -184,9 +204,35 @@ final class ChangePoller: @unchecked Sendable {
         report(discovered)
     }
 
-    private func pollListing(into discovered: inout Found) {
+    /// The full stamp of `name` against the last one; whether it changed.
+    private func deepCheck(_ name: ItemName) -> Bool {
+        let stamp = scanner.stamp(named: name, in: root.fd)
+        return state.withLock { state in
+            guard let old = state.items[name] else { return false }  // no longer polled
+            state.items[name] = .some(stamp)
+            return old == nil || old != stamp
+        }
+    }
+
+    /// The quick stamp of `name` against the last one (the first one seen is
+    /// taken as it is: a deep round vouches for it); whether it changed.
+    private func quickCheck(_ name: ItemName) -> Bool {
+        let quick = scanner.quickStamp(named: name, in: root.fd)
+        return state.withLock { state in
+            guard state.items[name] != nil else { return false }  // no longer polled
+            defer { state.quick[name] = .some(quick) }
+            guard let old = state.quick[name] else { return false }
+            return old != quick
+        }
+    }
+
+    /// `evenIfUnchanged` false: skipped while BACKING's own times say no name came or went.
+    private func pollListing(into discovered: inout Found, evenIfUnchanged: Bool = true) {
         let start = monotonicSeconds()
+        let listingStamp = FileStamp(path: root.path)
+        if !evenIfUnchanged, let listingStamp, state.withLock({ $0.listingStamp == listingStamp }) { return }
         guard let names = try? root.itemNames() else { return }  // BACKING gone: the watcher says so
+        state.withLock { $0.listingStamp = listingStamp }
         let current = Set(names)
         let (appeared, gone): ([ItemName], [ItemName]) = state.withLock { state in
             let appeared = current.subtracting(state.listed)

@@ -29,6 +29,11 @@ final class ChangeSources {
 
     let watcher: BackingWatcher
     let poller: ChangePoller
+    /// BACKING's filesystem: on a network one, every item is polled as well
+    /// (notifications hear only this machine).
+    let filesystem: BackingFilesystem
+    /// Every item and BACKING's listing are polled, besides notifications.
+    let pollsEverything: Bool
     /// The fanotify mark, when it follows the insides of bundles.
     let mark: FilesystemMark?
     /// Why there is no mark (for `queryfs status`).
@@ -37,12 +42,24 @@ final class ChangeSources {
     /// The configuration file, when it is polled rather than watched.
     private var polledConfiguration: String?
 
+    /// `pollEvery`: seconds between polling rounds of every item; nil: on a
+    /// network filesystem only (`BackingFilesystem`), every
+    /// `ChangePoller.networkInterval` seconds; 0: never.
     init(root: BackingDirectory, log: @escaping @Sendable (String) -> Void, pollerSettings: ChangePoller.Settings = .init(),
-         notification: ChangeNotification = .automatic, onPolledChange: @escaping @Sendable () -> Void) throws(SystemError)
+         notification: ChangeNotification = .automatic, pollEvery: Double? = nil,
+         onPolledChange: @escaping @Sendable () -> Void) throws(SystemError)
     {
         self.root = root
+        filesystem = BackingFilesystem.of(path: resolvedPath(root.path) ?? root.path)
+        let interval = pollEvery ?? (filesystem.isNetwork ? ChangePoller.networkInterval : 0)
+        pollsEverything = interval > 0
+        var settings = pollerSettings
+        if pollsEverything {
+            settings.interval = interval
+            settings.deepEvery = ChangePoller.deepRoundEvery
+        }
         watcher = try BackingWatcher(rootPath: root.path, log: log)
-        poller = try ChangePoller(root: root, settings: pollerSettings, onFound: onPolledChange)
+        poller = try ChangePoller(root: root, settings: settings, onFound: onPolledChange)
         (mark, markRefusal) = try Self.placeMark(on: root, notification: notification)
     }
 
@@ -75,33 +92,48 @@ final class ChangeSources {
     /// Starts following BACKING's own listing when it is not watched (after
     /// the first scan, with the names it found).
     func followListing(knownNames: Set<ItemName>) {
-        if !watcher.watchesRoot { poller.pollListing(knownNames: knownNames) }
+        if !watcher.watchesRoot || pollsEverything { poller.pollListing(knownNames: knownNames) }
     }
 
     /// Follows an item just read: a bundle's folders are watched; where
     /// that fails, or BACKING itself is not watched, the item is polled
-    /// from the stamp this read saw.
+    /// from the stamp this read saw (on a network filesystem, polled anyway).
     func follow(_ name: ItemName, read: Scanner.ItemRead) {
         guard case .item(let item) = read.scan else { return }
-        if item.kind == .bundle, mark != nil, watcher.watchesRoot { return }  // the mark hears inside every bundle
-        if item.kind == .bundle, !poller.isPolling(name), watcher.watchBundle(name, directories: read.directories) { return }
-        if item.kind == .file, watcher.watchesRoot { return }  // the root's watch reports plain files
-        poller.poll(name, stamp: read.stamp)
+        follow(name, kind: item.kind, stamp: read.stamp, directories: read.directories)
     }
 
     /// Follows an item taken from the index file: its folders are not
     /// known (inotify lists them); polling starts from the stamp the index kept.
     func follow(_ name: ItemName, indexed: IndexedItem) {
-        let bundle = indexed.item.kind == .bundle
-        if bundle, mark != nil, watcher.watchesRoot { return }
-        if bundle, !poller.isPolling(name), watcher.watchBundle(name) { return }
-        if !bundle, watcher.watchesRoot { return }
-        poller.poll(name, stamp: indexed.stamp == 0 ? nil : ItemStamp(value: indexed.stamp))
+        follow(name, kind: indexed.item.kind, stamp: indexed.stamp == 0 ? nil : ItemStamp(value: indexed.stamp), directories: nil)
+    }
+
+    private func follow(_ name: ItemName, kind: Item.Kind, stamp: ItemStamp?, directories: [[UInt8]]?) {
+        if pollsEverything { poller.poll(name, stamp: stamp) }
+        if notified(name, kind: kind, directories: directories) || pollsEverything { return }
+        poller.poll(name, stamp: stamp)
+    }
+
+    /// Whether notifications follow the item: the mark or a watch on each of
+    /// its folders (`directories`, nil: listed now), or BACKING's own watch
+    /// for a plain file.
+    private func notified(_ name: ItemName, kind: Item.Kind, directories: [[UInt8]]?) -> Bool {
+        guard kind == .bundle else { return watcher.watchesRoot }
+        if mark != nil, watcher.watchesRoot { return true }  // the mark hears inside every bundle
+        // Polled because the watch limit was reached for it before: not tried again.
+        if !pollsEverything, poller.isPolling(name) { return false }
+        return directories.map { watcher.watchBundle(name, directories: $0) } ?? watcher.watchBundle(name)
     }
 
     /// Follows an item whose folders are not known (a writer holds it; or a
     /// new folder appeared inside it).
     func follow(_ name: ItemName) {
+        if pollsEverything {
+            if !poller.isPolling(name) { poller.poll(name, stamp: nil) }
+            _ = notified(name, kind: .bundle, directories: nil)
+            return
+        }
         if mark != nil, watcher.watchesRoot, !poller.isPolling(name) { return }
         if poller.isPolling(name) || !watcher.watchBundle(name) { poller.poll(name, stamp: nil) }
     }
@@ -152,12 +184,31 @@ final class ChangeSources {
     /// How changes are followed, for the log and `queryfs status`.
     var summary: String {
         if !watcher.watchesRoot { return "polling every item (BACKING could not be watched: inotify limits)" }
+        if pollsEverything { return notificationSummary + "; " + pollingSummary }
+        return notificationSummary
+    }
+
+    /// How often everything is polled, why, and how late a change made elsewhere can show.
+    var pollingSummary: String {
+        let interval = poller.settings.interval
+        let deep = interval * Double(poller.settings.deepEvery)
+        let why = filesystem.isNetwork ? "BACKING is on \(filesystem.type): notifications hear only this machine" : "--poll was given"
+        return "and polling every item every \(Self.seconds(interval)) s, in full every \(Self.seconds(deep)) s (\(why)); "
+            + "a change made elsewhere shows within \(Self.seconds(interval)) s (one inside a bundle other than its payload within \(Self.seconds(deep)) s), "
+            + "plus the filesystem's own attribute caching, longer when \(poller.polledItemCount) items take more than \(Int(poller.settings.share * 100)) % of a core"
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String((value * 10).rounded() / 10)
+    }
+
+    private var notificationSummary: String {
         let polled = poller.polledItemCount
         let watches = watcher.watchCount
         var text = mark != nil
             ? "fanotify (one mark on BACKING's filesystem) and \(watches) inotify watch\(watches == 1 ? "" : "es") on BACKING"
             : "inotify (\(watches) watch\(watches == 1 ? "" : "es"); no fanotify: \(markRefusal ?? "")"
-        if polled > 0 { text += ", and polling \(polled) item\(polled == 1 ? "" : "s") the watch limit left unwatched" }
+        if polled > 0, !pollsEverything { text += ", and polling \(polled) item\(polled == 1 ? "" : "s") the watch limit left unwatched" }
         return mark != nil ? text : text + ")"
     }
 

@@ -41,6 +41,10 @@ struct MountCommand: ParsableCommand {
         "How changes inside bundles are heard: auto (fanotify where the mount may, else inotify), fanotify (or fail), inotify.",
         valueName: "auto|fanotify|inotify"))
     var notification: ChangeNotification = .automatic
+    @Option(name: .customLong("poll"), help: ArgumentHelp(
+        "Poll every item every SECONDS besides notifications (default: 5 on network filesystems — NFS, SMB, sshfs, any FUSE — where notifications hear only this machine; 0: never).",
+        valueName: "seconds"))
+    var pollSeconds: Double?
     @OptionGroup var index: IndexOptions
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
@@ -50,6 +54,9 @@ struct MountCommand: ParsableCommand {
         guard ageRecount > 0, ageRecount.isFinite else { throw ValidationError("--age-recount takes a number of seconds above 0") }
         guard queryFolderLimit >= 1 else { throw ValidationError("--query-folders takes a number of folders, at least 1") }
         guard lockTimeout >= 0, lockTimeout.isFinite else { throw ValidationError("--lock-timeout takes a number of seconds, 0 or more") }
+        if let pollSeconds, !(pollSeconds == 0 || pollSeconds >= 0.1 && pollSeconds <= 86_400) {
+            throw ValidationError("--poll takes a number of seconds from 0.1 to 86400, or 0 (never)")
+        }
     }
 
     func run() throws {
@@ -66,6 +73,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.queryFolderLimit = queryFolderLimit
         sessionOptions.events = !noEvents
         sessionOptions.changeNotification = notification
+        sessionOptions.pollSeconds = pollSeconds
         sessionOptions.index = index.settings(for: backing)
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
@@ -108,6 +116,7 @@ struct MountCommand: ParsableCommand {
         if noEvents { arguments.append("--no-events") }
         arguments += ["--notify", notification.rawValue]
         arguments += index.arguments
+        if let pollSeconds { arguments += ["--poll", String(pollSeconds)] }
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
         arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]

@@ -68,6 +68,7 @@ enum MountHelper {
     private static let ownOptions: [String: String] = [
         "log": "--log", "config": "--config", "lock_timeout": "--lock-timeout", "query_folders": "--query-folders",
         "payload_key": "--payload-key", "age_recount": "--age-recount", "notify": "--notify", "index": "--index",
+        "poll": "--poll",
     ]
 
     static func flags(for options: [String]) throws -> [String] {
