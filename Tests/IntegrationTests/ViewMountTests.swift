@@ -33,7 +33,7 @@ final class ViewMountTests: XCTestCase {
     func testRootListsBundlesViewsTagAndQuery() {
         let names = Set(RawFiles.list(fixture.mountPoint)!.map(\.text))
         // SPEC §3's folders, query/ (issue 6: ad-hoc queries) and .queryfs/ (issue 16: the daemon's status).
-        XCTAssertEqual(names, ["bundles", "by-name", "by-modified", "by-created", "unarchived", "archived", "tag", "query", ".queryfs"])
+        XCTAssertEqual(names, ["bundles", "by-name", "by-modified", "by-created", "unarchived", "archived", "conflicts", "tag", "query", ".queryfs"])
         for name in names {
             XCTAssertEqual((RawFiles.lstat(fixture.mounted(name))?.st_mode ?? 0) & S_IFMT, S_IFDIR, "\(name) is a folder")
         }

@@ -166,7 +166,7 @@ final class CommandLineTests: FixtureTestCase {
         let result = try run(["views", backing])
         XCTAssertEqual(result.status, 0)
         XCTAssertEqual(result.lines, [
-            "by-name\t5", "by-modified\t5", "by-created\t5", "unarchived\t4", "archived\t1",
+            "by-name\t5", "by-modified\t5", "by-created\t5", "unarchived\t4", "archived\t1", "conflicts\t0",
             "tag/Work\t1", "tag/rock∕metal\t2", "tag/work\t1",
         ])
     }
@@ -204,7 +204,7 @@ final class CommandLineTests: FixtureTestCase {
 
     func testViewsOfAnEmptyBackingDirectory() throws {
         XCTAssertEqual(try run(["views", backing]).lines,
-                       ["by-name\t0", "by-modified\t0", "by-created\t0", "unarchived\t0", "archived\t0"])
+                       ["by-name\t0", "by-modified\t0", "by-created\t0", "unarchived\t0", "archived\t0", "conflicts\t0"])
     }
 
     // MARK: status

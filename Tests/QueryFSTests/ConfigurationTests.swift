@@ -71,14 +71,14 @@ final class ConfigurationTests: XCTestCase {
 
     func testConfigurationErrorsSayFileLineAndColumn() {
         XCTAssertEqual(failure("[views]\nx = \"tag:a colour=red\"")?.description,
-                       ".queryfs.toml:2:12: view 'x': unknown field 'colour' (fields: name, ext, title, archived, tags, url, modified, created, size, tag, payload.KEY)")
+                       ".queryfs.toml:2:12: view 'x': unknown field 'colour' (fields: name, ext, title, archived, tags, url, modified, created, size, conflict, tag, payload.KEY)")
         XCTAssertEqual(failure("[views]\nby-name = \"tag:a\"")?.line, 2)
         XCTAssertEqual(failure("[views]\n\"a//b\" = \"tag:a\"")?.message, "'a//b' is not a view path ('' cannot be a folder name)")
         XCTAssertEqual(failure("[views]\na = \"tag:x\"\n\"a/b\" = \"tag:y\"")?.message, "'a' is a view and also holds 'a/b'")
         XCTAssertEqual(failure("[views]\na = 3")?.message, "a view is a query in quotes")
         XCTAssertEqual(failure("[fields]\ncolour = [\"c\"]")?.line, 2)
-        XCTAssertEqual(failure("[other]\n")?.message, "unknown table [other] (tables: [views], [fields])")
-        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: ignore, queries, [views], [fields])")
+        XCTAssertEqual(failure("[other]\n")?.message, "unknown table [other] (tables: [views], [fields], [conflicts])")
+        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: ignore, queries, [views], [fields], [conflicts])")
         XCTAssertEqual(failure("ignore = [1]")?.message, "'ignore' takes strings")
         XCTAssertEqual(failure("[views]\nx = \"tag:a\nb")?.line, 2, "an unclosed string")
     }

@@ -82,13 +82,13 @@ final class TagFolderTests: FixtureTestCase {
         var items = [makeItem("a", tags: ["keep"]), makeItem("b", tags: ["gone"])]
         XCTAssertNotNil(ViewSet().view(at: "tag/gone", over: items))
         XCTAssertEqual(Catalog(items: items).views.map(\.pathString),
-                       ["by-name", "by-modified", "by-created", "unarchived", "archived", "tag/gone", "tag/keep"])
+                       ["by-name", "by-modified", "by-created", "unarchived", "archived", "conflicts", "tag/gone", "tag/keep"])
         items[1].tags = []
         XCTAssertNil(ViewSet().view(at: "tag/gone", over: items))
         XCTAssertNotNil(ViewSet().view(at: "tag/keep", over: items))
         XCTAssertEqual(Catalog(items: items).views.map(\.pathString).last, "tag/keep")
         items[0].tags = []
-        XCTAssertEqual(Catalog(items: items).views.count, 5)
+        XCTAssertEqual(Catalog(items: items).views.count, 6)
         XCTAssertNil(ViewSet().view(at: "tag/keep", over: items))
         // `tag` itself is not a view.
         XCTAssertNil(ViewSet().view(at: "tag", over: items))

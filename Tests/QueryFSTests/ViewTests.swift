@@ -13,7 +13,7 @@ final class ViewTests: XCTestCase {
     ]
 
     func testBuiltInViewsExistWithTheirPaths() {
-        XCTAssertEqual(ViewDefinition.builtIn.map(\.pathString), ["by-name", "by-modified", "by-created", "unarchived", "archived"])
+        XCTAssertEqual(ViewDefinition.builtIn.map(\.pathString), ["by-name", "by-modified", "by-created", "unarchived", "archived", "conflicts"])
         let viewSet = ViewSet()
         for path in ["by-name", "by-modified", "by-created", "unarchived", "archived", "by-name/", "/archived"] {
             XCTAssertNotNil(viewSet.view(at: path, over: items), path)
@@ -58,7 +58,7 @@ final class ViewTests: XCTestCase {
         let names = ["b", "B", "a10", "a9", "_", "é", "Z"]
         let expected = ["B", "Z", "_", "a10", "a9", "b", "é"]
         let tied = names.map { makeItem($0, title: "Same", archived: true, tags: ["t"], modified: 7, created: 7) }
-        for view in ViewDefinition.builtIn + [ViewDefinition.tag(folder: "t")] where view.pathString != "unarchived" {
+        for view in ViewDefinition.builtIn + [ViewDefinition.tag(folder: "t")] where !["unarchived", "conflicts"].contains(view.pathString) {
             XCTAssertEqual(itemNames(view, tied), expected, view.pathString)
             XCTAssertEqual(itemNames(view, tied.reversed()), expected, view.pathString)
         }
@@ -118,11 +118,11 @@ final class ViewTests: XCTestCase {
 
     func testEmptyViewsStillExist() throws {
         let catalog = Catalog(items: [])
-        for path in ["by-name", "by-modified", "by-created", "unarchived", "archived"] {
+        for path in ["by-name", "by-modified", "by-created", "unarchived", "archived", "conflicts"] {
             let view = try XCTUnwrap(catalog.view(at: path), path)
             XCTAssertEqual(catalog.entries(of: view), [], path)
         }
-        XCTAssertEqual(catalog.views.map(\.pathString), ["by-name", "by-modified", "by-created", "unarchived", "archived"])
+        XCTAssertEqual(catalog.views.map(\.pathString), ["by-name", "by-modified", "by-created", "unarchived", "archived", "conflicts"])
         // Nothing archived: the archived view is there, empty.
         let unarchivedOnly = Catalog(items: [makeItem("a", title: "A")])
         XCTAssertEqual(unarchivedOnly.view(at: "archived").map { unarchivedOnly.entries(of: $0).count }, 0)

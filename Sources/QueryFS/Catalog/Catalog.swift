@@ -15,7 +15,8 @@ public struct Catalog: Sendable {
     {
         var sources = sources
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
-        let items = try Scanner(sources: sources).scan(directory: path)
+        var items = try Scanner(sources: sources).scan(directory: path)
+        sources.conflicts.markNumberedCopies(&items)
         return Catalog(items: items, viewSet: viewSet)
     }
 
@@ -30,6 +31,8 @@ public struct Catalog: Sendable {
         var catalog = try load(backing: path, viewSet: viewSet, sources: sources)
         if !configuration.ignore.isEmpty {
             catalog.items.removeAll { configuration.ignores($0.name.description) }
+            // An ignored original leaves its numbered copies without one.
+            sources.conflicts.markNumberedCopies(&catalog.items)
         }
         return catalog
     }
@@ -59,6 +62,7 @@ public struct CatalogSummary: Sendable {
     public var archivedCount = 0
     public var tagCount = 0
     public var itemsWithProblems = 0
+    public var conflictCount = 0
 
     public init(_ catalog: Catalog) {
         itemCount = catalog.items.count
@@ -67,6 +71,7 @@ public struct CatalogSummary: Sendable {
         archivedCount = catalog.items.count { $0.archived }
         tagCount = ViewSet.tagFolders(of: catalog.items).count
         itemsWithProblems = catalog.items.count { !$0.problems.isEmpty }
+        conflictCount = catalog.items.count { $0.conflict != nil }
     }
 
     public var lines: [String] {
@@ -74,6 +79,7 @@ public struct CatalogSummary: Sendable {
             "items: \(itemCount) (\(bundleCount) bundles, \(fileCount) plain files)",
             "archived: \(archivedCount), unarchived: \(itemCount - archivedCount)",
             "tags: \(tagCount)",
+            "conflict copies: \(conflictCount) (conflicts/)",
             "payload problems: \(itemsWithProblems) item\(itemsWithProblems == 1 ? "" : "s")",
         ]
     }

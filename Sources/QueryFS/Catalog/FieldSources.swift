@@ -7,6 +7,8 @@ public struct FieldSources: Equatable, Sendable {
     public var url: [String] = ["url", "webLocation.relative"]
     /// Further `payload.KEY.PATH` values to keep for views that filter or sort on them.
     public var extraKeyPaths: Set<String> = []
+    /// Which items are conflict copies (`[conflicts]`).
+    public var conflicts = ConflictPatterns()
 
     public init() {}
 

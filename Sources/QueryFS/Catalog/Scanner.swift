@@ -144,7 +144,7 @@ public struct Scanner: Sendable {
         case .file(let status, let attribute):
             let (tags, tagProblem) = TagLimit.capped(attribute.tags)
             return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size,
-                              problems: [attribute.problem, tagProblem].compactMap { $0 }))
+                              problems: [attribute.problem, tagProblem].compactMap { $0 }, conflict: conflict(of: name, markers: false)))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
             var problems = walk.problems
@@ -156,12 +156,20 @@ public struct Scanner: Sendable {
             }
             let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: walk.attributeTags))
             if let tagProblem { problems.append(tagProblem) }
+            let markers = walk.payload.map { sources.conflicts.hasGitMarkers($0.bytes) } ?? false
             return .item(Item(
                 name: name, kind: .bundle, title: fields.title, archived: fields.archived,
                 tags: tags,
                 url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
-                payloadValues: fields.payloadValues, problems: problems))
+                payloadValues: fields.payloadValues, problems: problems, conflict: conflict(of: name, markers: markers)))
         }
+    }
+
+    /// A sync tool's copy by its name, else a payload with git markers;
+    /// numbered copies need the other names (`ConflictPatterns.markNumberedCopies`).
+    private func conflict(of name: ItemName, markers: Bool) -> ConflictKind? {
+        if sources.conflicts.originalOfSyncCopy(name) != nil { return .syncCopy }
+        return markers ? .gitMarkers : nil
     }
 
     /// The item a bundle holding only this payload reads as: its fields,
@@ -171,7 +179,8 @@ public struct Scanner: Sendable {
         let (tags, tagProblem) = TagLimit.capped(fields.tags)
         return Item(name: name, kind: .bundle, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
                     size: UInt64(bytes.count), payloadValues: fields.payloadValues,
-                    problems: fields.problems.map { "\(fileName): \($0)" } + [tagProblem].compactMap { $0 })
+                    problems: fields.problems.map { "\(fileName): \($0)" } + [tagProblem].compactMap { $0 },
+                    conflict: conflict(of: name, markers: sources.conflicts.hasGitMarkers(bytes)))
     }
 
     /// The I/O floor of a scan: the same directory walked with the same

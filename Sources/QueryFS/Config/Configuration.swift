@@ -18,6 +18,11 @@ import TOMLKit
 ///     [views]
 ///     "reading/today" = "tag:today -archived"
 ///     swift = "tag:swift sort:title"
+///
+///     [conflicts]                          # what conflicts/ lists (ConflictPatterns)
+///     markers = [".sync-conflict-", "conflicted copy", "_conflict-"]
+///     numbered-copies = true               # X 2.ext, X (1).ext beside X.ext
+///     git-markers = true
 public struct Configuration: Equatable, Sendable {
     public static let fileName = ".queryfs.toml"
 
@@ -74,13 +79,13 @@ public struct Configuration: Equatable, Sendable {
                         throw fail("saved query '\(text)': \(error.message)", at: [key], column: valueColumn(of: [key]))
                     }
                 }
-            case "views", "fields":
+            case "views", "fields", "conflicts":
                 guard value?.table != nil else { throw fail("'\(key)' is a table: [\(key)]", at: [key]) }
             default:
                 if value?.table != nil, layout.header([key]) != nil {
-                    throw fail("unknown table [\(key)] (tables: [views], [fields])", at: [key], column: 1)
+                    throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
                 }
-                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields])", at: [key], column: 1)
+                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields], [conflicts])", at: [key], column: 1)
             }
         }
         if let fields = table["fields"]?.table {
@@ -92,6 +97,24 @@ public struct Configuration: Equatable, Sendable {
                 case "tags": sources.tags = keys
                 case "url": sources.url = keys
                 default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url)", at: ["fields", key], column: 1)
+                }
+            }
+        }
+        if let conflicts = table["conflicts"]?.table {
+            for key in conflicts.keys.sorted(by: { layout.order(of: ["conflicts", $0]) < layout.order(of: ["conflicts", $1]) }) {
+                let place = ["conflicts", key]
+                switch key {
+                case "markers":
+                    let markers = try Self.strings(conflicts[key], named: key) { fail($0, at: place) }
+                    if let bad = markers.first(where: { $0.isEmpty || $0.contains("/") }) {
+                        throw fail("'\(bad)' cannot mark a name (an empty text or one with '/')", at: place, column: valueColumn(of: place))
+                    }
+                    sources.conflicts.markers = markers
+                case "numbered-copies", "git-markers":
+                    guard let flag = conflicts[key]?.bool else { throw fail("'\(key)' is true or false", at: place, column: valueColumn(of: place)) }
+                    if key == "numbered-copies" { sources.conflicts.numberedCopies = flag } else { sources.conflicts.gitMarkers = flag }
+                default:
+                    throw fail("unknown setting '\(key)' in [conflicts] (markers, numbered-copies, git-markers)", at: place, column: 1)
                 }
             }
         }

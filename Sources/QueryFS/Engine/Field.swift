@@ -1,10 +1,12 @@
 /// A field of an item that filters and orders refer to (SPEC §1).
 public enum Field: Hashable, Sendable, CustomStringConvertible {
     case name, ext, title, archived, tags, url, modified, created, size
+    /// "sync copy", "numbered copy" or "git markers" for a conflict copy (`ConflictKind`), else missing.
+    case conflict
     /// `payload.KEY.PATH`: any payload value, by key path.
     case payload(String)
 
-    public static let builtIn: [Field] = [.name, .ext, .title, .archived, .tags, .url, .modified, .created, .size]
+    public static let builtIn: [Field] = [.name, .ext, .title, .archived, .tags, .url, .modified, .created, .size, .conflict]
 
     /// Parses `title`, `payload.webLocation.relative`, …
     public init?(named text: String) {
@@ -27,6 +29,7 @@ public enum Field: Hashable, Sendable, CustomStringConvertible {
         case .modified: "modified"
         case .created: "created"
         case .size: "size"
+        case .conflict: "conflict"
         case .payload(let path): "payload.\(path)"
         }
     }
@@ -109,6 +112,7 @@ extension Item {
         case .modified: .date(modified)
         case .created: .date(created)
         case .size: .number(Double(size))
+        case .conflict: conflict.map { .text($0.text) } ?? .missing
         case .payload(let path): payloadValues[path].map(FieldValue.init) ?? .missing
         }
     }

@@ -20,11 +20,14 @@ public struct Item: Sendable, Equatable {
     public var payloadValues: [String: PayloadValue]
     /// What was wrong with the payload, if anything (SPEC §1: reported, never hiding the item).
     public var problems: [String]
+    /// How the item is a conflict copy, if it is one (`conflicts/`).
+    public var conflict: ConflictKind?
 
     public init(
         name: ItemName, kind: Kind, title: String? = nil, archived: Bool = false, tags: [String] = [],
         url: String? = nil, modified: Timestamp = .distantPast, created: Timestamp = .distantPast,
-        size: UInt64 = 0, payloadValues: [String: PayloadValue] = [:], problems: [String] = []
+        size: UInt64 = 0, payloadValues: [String: PayloadValue] = [:], problems: [String] = [],
+        conflict: ConflictKind? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -39,6 +42,7 @@ public struct Item: Sendable, Equatable {
         self.size = size
         self.payloadValues = payloadValues
         self.problems = problems
+        self.conflict = conflict
     }
 
     public mutating func setTitle(_ newTitle: String) {

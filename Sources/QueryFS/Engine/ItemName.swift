@@ -30,7 +30,7 @@ public struct ItemName: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Index of the `.` that starts the extension, if any: the last `.`,
     /// provided it is not the first byte.
-    private var extensionDot: Int? {
+    var extensionDot: Int? {
         guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return nil }
         return dot
     }

@@ -31,7 +31,12 @@ public struct ViewDefinition: Equatable, Sendable {
         path: ["archived"], filter: .compare(.archived, .equal, .bool(true)), order: .newestModifiedFirst)
 
     /// The views every mount has, whatever the data.
-    public static let builtIn: [ViewDefinition] = [.byName, .byModified, .byCreated, .unarchived, .archived]
+    /// `conflicts/`: items a sync tool doubled (`ConflictPatterns`), by name, so that
+    /// the copies of one item sit together.
+    public static let conflicts = ViewDefinition(path: ["conflicts"], filter: .glob(.conflict, "*"),
+                                                 order: Ordering([Ordering.Key(.name, ascending: true)]))
+
+    public static let builtIn: [ViewDefinition] = [.byName, .byModified, .byCreated, .unarchived, .archived, .conflicts]
 
     /// The folder that holds one view per tag.
     public static let tagFolder = "tag"

@@ -22,9 +22,10 @@ extension QueryFilesystem {
         // count takes 20 ms the watcher must not wait for.
         let (records, views) = catalog.withIndex { ($0.records, $0.views.count) }
         var problemItems: [(ItemName, String)] = []
-        var problemCount = 0, archived = 0, bundles = 0
+        var problemCount = 0, archived = 0, bundles = 0, conflicts = 0
         for record in records.values {
             if record.item.archived { archived += 1 }
+            if record.item.conflict != nil { conflicts += 1 }
             if record.item.kind == .bundle { bundles += 1 }
             guard !record.item.problems.isEmpty else { continue }
             problemCount += 1
@@ -42,6 +43,7 @@ extension QueryFilesystem {
             ("items", String(items)),
             ("bundles", String(bundles)),
             ("archived", String(archived)),
+            ("conflicts", String(conflicts)),
             ("views", String(views)),
             ("tagFolders", String(folders.tagFolders.count)),
             ("queryFolders", String(folders.queryFolders.count)),

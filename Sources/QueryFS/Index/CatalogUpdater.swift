@@ -43,10 +43,12 @@ struct CatalogUpdater: @unchecked Sendable {
             names.formUnion(indexedNames)
             names.formUnion((try? backing.itemNames()) ?? [])
         }
-        let (batch, stamps) = read(names, rescanAll: rescanAll)
+        var (batch, stamps) = read(names, rescanAll: rescanAll)
         // 3. Apply.
         defer { journal(batch, stamps: stamps, reading: newSources.map { ($0, configuration?.ignorePatterns ?? []) }) }
         return guarded.withLock { index in
+            if sourcesChanged { guarded.rebuildNumberedCopies(index: index) }
+            guarded.markNumberedCopies(in: &batch, stamps: &stamps, index: index)
             let changes = index.apply(batch, stamps: stamps)
             // Items the rescan could not read (a writer held them) keep fields
             // read the old way: no stamp may vouch for them in the index file.

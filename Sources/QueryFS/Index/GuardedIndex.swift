@@ -22,10 +22,28 @@ final class GuardedIndex: @unchecked Sendable {
     /// Names the configuration says are not items (ignore patterns).
     private(set) var ignored: @Sendable (ItemName) -> Bool
 
+    /// Names shaped as numbered copies (`X 2.ext`), by the original they
+    /// would copy: when an original comes or goes, its copies are marked
+    /// again. Changed under the lock by the watcher thread only.
+    private(set) var numberedCopies = NumberedCopies()
+
     init(index: LiveIndex, scanner: Scanner, ignored: @escaping @Sendable (ItemName) -> Bool) {
         self.index = index
         self.scanner = scanner
         self.ignored = ignored
+        numberedCopies.rebuild(names: index.records.keys, patterns: scanner.sources.conflicts)
+    }
+
+    /// Marks numbered copies in a batch about to be applied (under `withLock`,
+    /// on the watcher thread): those read in it, and the existing copies of
+    /// every name it makes or removes.
+    func markNumberedCopies(in batch: inout [ItemName: Item?], stamps: inout [ItemName: UInt64], index: LiveIndex) {
+        numberedCopies.mark(&batch, stamps: &stamps, records: index.records, patterns: scanner.sources.conflicts)
+    }
+
+    /// After a rescan with new patterns.
+    func rebuildNumberedCopies(index: LiveIndex) {
+        numberedCopies.rebuild(names: index.records.keys, patterns: scanner.sources.conflicts)
     }
 
     func withLock<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {

@@ -13,6 +13,10 @@ struct InitialItems {
         stamps.reserveCapacity(capacity)
     }
 
+    /// Marks the numbered copies whose original is among the items (the
+    /// index file's marks may be outdated: an original deleted meanwhile).
+    mutating func markNumberedCopies(_ patterns: ConflictPatterns) { patterns.markNumberedCopies(&items) }
+
     mutating func add(_ item: Item, stamp: UInt64) {
         items.append(item)
         stamps.append(stamp)

@@ -115,10 +115,12 @@ public final class LiveCatalog: @unchecked Sendable {
         start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
                    progress: progress)
         changeSources.followListing(knownNames: Set(names))
+        start.markNumberedCopies(sources.conflicts)
         let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet),
                                    scanner: coordinated, ignored: ignored)
         self.guarded = guarded
-        if changeSources.poller.isPolling { log("changes are followed by \(changeSources.summary)") }
+        // Polling everything is said at `start` (once live: a mount that fails says one line).
+        if changeSources.poller.isPolling, !changeSources.pollsEverything { log("changes are followed by \(changeSources.summary)") }
         var (keeper, status, reconciliation) = Self.keepIndex(
             opened, names: names, start: start, guarded: guarded, root: root, wake: { wakeSignal.wake() }, notes: &notes, log: log)
         if opened == nil, let why = notes.last { status.note = "none kept: " + why }

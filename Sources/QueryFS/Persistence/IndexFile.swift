@@ -21,7 +21,7 @@ import Glibc
 /// (`IndexLock`); otherwise readers compare stamps (`IndexReconciler`).
 enum IndexFile {
     static let magic = Array("QFSINDEX".utf8)
-    static let formatVersion: UInt64 = 1
+    static let formatVersion: UInt64 = 2
     /// Raised whenever reading an item changes what it yields (a parser
     /// fix): items indexed by an older reading are then read again, even
     /// within one queryfs version.
@@ -89,6 +89,9 @@ enum IndexFile {
                 for key in list { writer.string(key) }
             }
             writer.integer(payloadLimit)
+            writer.integer(sources.conflicts.markers.count)
+            for marker in sources.conflicts.markers { writer.string(marker) }
+            writer.byte((sources.conflicts.numberedCopies ? 1 : 0) | (sources.conflicts.gitMarkers ? 2 : 0))
             writer.integer(ignorePatterns.count)
             for pattern in ignorePatterns { writer.string(pattern) }
         }
@@ -107,8 +110,15 @@ enum IndexFile {
             var sources = FieldSources()
             (sources.title, sources.archived, sources.tags, sources.url) = (lists[0], lists[1], lists[2], lists[3])
             sources.extraKeyPaths = Set(lists[4])
+            let payloadLimit = try reader.int()
+            var markers: [String] = []
+            for _ in 0..<(try reader.count()) { markers.append(try reader.string()) }
+            let flags = try reader.byte()
+            sources.conflicts.markers = markers
+            sources.conflicts.numberedCopies = flags & 1 != 0
+            sources.conflicts.gitMarkers = flags & 2 != 0
             var identity = Identity(backingPath: path, device: device, inode: inode, sources: sources,
-                                    payloadLimit: try reader.int(), version: version)
+                                    payloadLimit: payloadLimit, version: version)
             for _ in 0..<(try reader.count()) { identity.ignorePatterns.append(try reader.string()) }
             return identity
         }

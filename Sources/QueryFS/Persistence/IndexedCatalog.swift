@@ -44,7 +44,8 @@ public enum IndexedCatalog {
             let sameIgnores = contents.identity.ignorePatterns == configuration.ignore
             if keptByMount && sameIgnores || settings.trust {
                 use.how = keptByMount && !settings.trust ? "kept current by \(holder!)" : "trusted (--trust-index)"
-                let items = contents.items.map { $0.item }.filter { !ignored($0.name) }
+                var items = contents.items.map { $0.item }.filter { !ignored($0.name) }
+                sources.conflicts.markNumberedCopies(&items)
                 return (Catalog(items: items, viewSet: viewSet), use)
             }
             indexed = contents.byName()
@@ -83,6 +84,8 @@ public enum IndexedCatalog {
             case .failed(let error): use.how += "; not written back: \(error.operation): \(error.message)"
             }
         }
-        return (Catalog(items: entries.map(\.item), viewSet: viewSet), use)
+        var items = entries.map(\.item)
+        sources.conflicts.markNumberedCopies(&items)
+        return (Catalog(items: items, viewSet: viewSet), use)
     }
 }

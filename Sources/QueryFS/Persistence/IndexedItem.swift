@@ -29,6 +29,7 @@ struct IndexedItem {
         }
         writer.integer(item.problems.count)
         for problem in item.problems { writer.string(problem) }
+        writer.byte(item.conflict?.rawValue ?? 0)
     }
 
     static func decode(from reader: inout IndexReader) throws(IndexDecodingError) -> IndexedItem {
@@ -52,11 +53,16 @@ struct IndexedItem {
         }
         var problems: [String] = []
         for _ in 0..<(try reader.count()) { problems.append(try reader.string()) }
+        let conflictByte = try reader.byte()
+        guard conflictByte == 0 || ConflictKind(rawValue: conflictByte) != nil else {
+            throw IndexDecodingError("a conflict of unknown kind \(conflictByte)")
+        }
         guard !name.bytes.isEmpty, !name.isHidden, !name.bytes.contains(UInt8(ascii: "/")), !name.bytes.contains(0) else {
             throw IndexDecodingError("an item named '\(name)', which no item can be")
         }
         let item = Item(name: name, kind: kind, title: title, archived: archived, tags: tags, url: url, modified: modified,
-                        created: created, size: size, payloadValues: payloadValues, problems: problems)
+                        created: created, size: size, payloadValues: payloadValues, problems: problems,
+                        conflict: ConflictKind(rawValue: conflictByte))
         return IndexedItem(item: item, stamp: stamp)
     }
 

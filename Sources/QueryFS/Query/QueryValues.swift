@@ -26,7 +26,7 @@ enum QueryValues {
         case .archived:
             guard let flag = bool(text) else { throw QueryError("'\(text)' is not true or false", at: position) }
             return .bool(flag)
-        case .name, .ext, .title, .url, .tags:
+        case .name, .ext, .title, .url, .tags, .conflict:
             return .text(text)
         case .payload:
             if let flag = bool(text) { return .bool(flag) }
