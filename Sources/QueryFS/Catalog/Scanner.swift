@@ -114,23 +114,25 @@ public struct Scanner: Sendable {
         }
     }
 
-    /// What a quick polling round compares (nil when the item is gone): the
-    /// item's own status and, for a bundle, its payload's — two or three
-    /// stats, no listing. It moves when an item is made, removed, renamed,
-    /// tagged by attribute (ctime), or its payload is saved by rename or in
-    /// place; not when another file inside the bundle changes in place.
+    /// What a quick polling round compares (nil when the item is gone): a
+    /// bundle's payload, a plain file itself — one stat (two for a bundle
+    /// whose payload is JSON), no listing: over a network filesystem each
+    /// stat is a round trip, and a round of 100,000 items must stay cheap.
+    /// It moves when a payload is saved, by rename or in place; items made,
+    /// removed or renamed show in BACKING's listing; other files inside a
+    /// bundle and attribute tags on its folder wait for the full round.
     public func quickStamp(named name: ItemName, in rootFD: Int32) -> UInt64? {
-        name.bytes.withCString { cName -> UInt64? in
-            guard let status = try? FileStatus(cName, in: rootFD) else { return nil }
-            var stamp = ItemStamp()
-            stamp.add(name: [], status: status)
-            guard status.isDirectory else { return stamp.value }
-            for fileName in FieldSources.payloadFileNames {
-                let path = name.bytes + [UInt8(ascii: "/")] + Array(fileName.utf8)
-                if let payload = path.withCString({ try? FileStatus($0, in: rootFD) }) { stamp.add(name: Array(fileName.utf8), status: payload) }
-            }
+        var stamp = ItemStamp()
+        for fileName in FieldSources.payloadFileNames {
+            let path = name.bytes + [UInt8(ascii: "/")] + Array(fileName.utf8)
+            guard let payload = path.withCString({ try? FileStatus($0, in: rootFD) }) else { continue }
+            stamp.add(name: Array(fileName.utf8), status: payload)
             return stamp.value
         }
+        // No payload: a plain file, a bundle without one, or gone.
+        guard let status = name.bytes.withCString({ try? FileStatus($0, in: rootFD) }) else { return nil }
+        stamp.add(name: [], status: status)
+        return stamp.value
     }
 
     private func itemScan(_ name: ItemName, _ raw: RawItem) -> ItemScan {

@@ -17,11 +17,10 @@ import Synchronization
 /// the default 10 %, about ten seconds here).
 ///
 /// On a network filesystem (`deepEvery` > 1) most rounds are quick: BACKING's
-/// listing only when its own times moved, and per item two stats — the item
-/// and its payload — which see items made, removed, renamed, saved by
-/// rename or edited in place, and tags set as attributes. Every
-/// `deepEvery`-th round is the full stamp walk, for what only it sees (an
-/// image replaced in place, files in nested folders).
+/// listing only when its own times moved (items made, removed, renamed), and
+/// per item one stat, its payload's (`Scanner.quickStamp`: saved by rename
+/// or in place). Every `deepEvery`-th round is the full stamp walk, for what
+/// only it sees (a file added or replaced inside a bundle, attribute tags).
 final class ChangePoller: @unchecked Sendable {
     struct Settings: Sendable {
         /// The share of one core the poller may use.
