@@ -16,11 +16,14 @@ import Synchronization
 /// divided by `share`, whichever is longer (at 100,000 polled bundles and
 /// the default 10 %, about ten seconds here).
 ///
-/// On a network filesystem (`deepEvery` > 1) most rounds are quick: BACKING's
-/// listing only when its own times moved (items made, removed, renamed), and
-/// per item one stat, its payload's (`Scanner.quickStamp`: saved by rename
-/// or in place). Every `deepEvery`-th round is the full stamp walk, for what
-/// only it sees (a file added or replaced inside a bundle, attribute tags).
+/// On a network filesystem (`deepEvery` > 1) rounds are mostly quick:
+/// BACKING's listing only when its own times moved (items made, removed,
+/// renamed), and per item one stat, its payload's (`Scanner.quickStamp`:
+/// saved by rename or in place). A different `deepEvery`-th of the items
+/// gets the full stamp walk each round, for what only it sees (a file added
+/// or replaced inside a bundle, attribute tags): spread so, no round is
+/// ever a full walk of everything, which at 100,000 items over a network
+/// held every quick check back for two minutes (`poll-bench.sh`).
 final class ChangePoller: @unchecked Sendable {
     struct Settings: Sendable {
         /// The share of one core the poller may use.
@@ -174,7 +177,7 @@ final class ChangePoller: @unchecked Sendable {
 
     private func round() {
         rounds += 1
-        let deep = settings.deepEvery <= 1 || rounds % settings.deepEvery == 0
+        let deep = settings.deepEvery <= 1 || rounds % settings.deepEvery == 0  // the listing, read even if BACKING's times stand
         var discovered = Found()
         let (pollsListing, files) = state.withLock { ($0.pollsListing, $0.files) }
         if pollsListing { pollListing(into: &discovered, evenIfUnchanged: deep) }
@@ -188,10 +191,11 @@ final class ChangePoller: @unchecked Sendable {
         report(discovered)
         discovered = Found()
         let names = state.withLock { Array($0.items.keys) }
-        for name in names {
+        for (position, name) in names.enumerated() {
             if stopping.load(ordering: .relaxed) { return }
             let start = monotonicSeconds()
-            let changed = deep ? deepCheck(name) : quickCheck(name)
+            let full = settings.deepEvery <= 1 || (position + rounds) % settings.deepEvery == 0
+            let changed = full ? deepCheck(name) : quickCheck(name)
             if changed { discovered.items.insert(name) }
             account(since: start)
             // Report as we go: a change early in a long round need not wait for its end.
@@ -209,7 +213,10 @@ final class ChangePoller: @unchecked Sendable {
         return state.withLock { state in
             guard let old = state.items[name] else { return false }  // no longer polled
             state.items[name] = .some(stamp)
-            return old == nil || old != stamp
+            let changed = old == nil || old != stamp
+            // The quick stamp is taken afresh next time, not reported again.
+            if changed { state.quick[name] = nil }
+            return changed
         }
     }
 
