@@ -6,8 +6,8 @@
 #     interval, 5 s) against the same mount of the plain folder (no polling)
 #   detection latency p50/p99: a payload rewritten in the folder until its
 #     entry is first in by-modified through the mount
-# Usage: bash Benchmarks/poll-bench.sh [SIZE]   (default 100000; corpus
-#   QUERYFS_BENCH_DIR/scale-SIZE, generated once). Environment: SAMPLES (default 10)
+# Usage: bash Benchmarks/poll-bench.sh [SIZE | BACKING]   (default 100000; corpus
+#   QUERYFS_BENCH_DIR/scale-SIZE, generated once; a BACKING is copied first). Environment: SAMPLES (default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}"
@@ -16,7 +16,11 @@ export XDG_CACHE_HOME=$work/cache
 size=${1:-100000}
 samples=${SAMPLES:-10}
 corpus=${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}/scale-$size
-if [ ! -f "$corpus/.complete" ]; then
+if [ -d "$size" ]; then  # a backing directory (scripts/bench.sh passes one): a copy, since probes rewrite payloads
+    corpus=$work/copy
+    cp -a "$size" "$corpus"
+    size=$(find "$corpus" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)
+elif [ ! -f "$corpus/.complete" ]; then
     rm -rf "$corpus"
     "$bin_dir/queryfs-sample" --count "$size" --seed 1 "$corpus" >/dev/null
     touch "$corpus/.complete"
@@ -48,7 +52,8 @@ width=$(( ${#size} > 4 ? ${#size} : 4 ))
 latencies=()
 for i in $(seq "$samples"); do
     item=$(ls "$corpus" | grep "\.hpwebsite$" | sed -n "$(( (i * 7919) % (size / 2) + 1 ))p")
-    title="Poll probe $i"
+    # Unique to this run: a lookup of an older probe's title would resolve at once (stale names stay resolvable).
+    title="Poll probe $$-$i"
     start=$(date +%s%N)
     printf '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>title</key><string>%s</string></dict></plist>\n' "$title" \
         > "$corpus/$item/payload.plist"

@@ -37,6 +37,8 @@ public struct FuseSession {
         public var changeNotification = ChangeNotification.automatic
         /// Seconds between polling rounds of every item (nil: on network filesystems only; 0: never).
         public var pollSeconds: Double?
+        /// The share of its time the poller may be busy (0.1: 10 %).
+        public var pollShare = 0.1
         /// The index file kept for BACKING (nil: none).
         public var index: IndexSettings?
         /// Told how far the first scan is (items read, of how many), from the scan's threads.
@@ -93,6 +95,7 @@ public struct FuseSession {
             var following = LiveCatalog.ChangePollerSettings()
             following.notification = options.changeNotification
             following.pollEvery = options.pollSeconds
+            following.share = options.pollShare
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
                                       ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
                                       index: options.index.map { index in

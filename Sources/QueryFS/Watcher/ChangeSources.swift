@@ -195,7 +195,7 @@ final class ChangeSources {
         let why = filesystem.isNetwork ? "BACKING is on \(filesystem.type): notifications hear only this machine" : "--poll was given"
         return "and polling every item every \(Self.seconds(interval)) s, in full every \(Self.seconds(deep)) s (\(why)); "
             + "a payload saved or an item made, removed or renamed elsewhere shows within \(Self.seconds(interval)) s, any other change within \(Self.seconds(deep)) s, "
-            + "plus the filesystem's own attribute caching, longer when \(poller.polledItemCount) items take more than \(Int(poller.settings.share * 100)) % of a core"
+            + "plus the filesystem's own attribute caching, longer when a round of \(poller.polledItemCount) items takes the poller more than \(Int(poller.settings.share * 100)) % of its time (--poll-share)"
     }
 
     private static func seconds(_ value: Double) -> String {

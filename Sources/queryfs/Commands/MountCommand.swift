@@ -45,6 +45,10 @@ struct MountCommand: ParsableCommand {
         "Poll every item every SECONDS besides notifications (default: 5 on network filesystems — NFS, SMB, sshfs, any FUSE — where notifications hear only this machine; 0: never).",
         valueName: "seconds"))
     var pollSeconds: Double?
+    @Option(name: .customLong("poll-share"), help: ArgumentHelp(
+        "The share of its time the poller may be busy, in percent (default 10): more finds changes made elsewhere sooner, at that cost in CPU and server load.",
+        valueName: "percent"))
+    var pollShare: Double = 10
     @OptionGroup var index: IndexOptions
     @Option(name: .customLong("log"), help: "Append log lines to this file (default: stderr in the foreground, none in the background).")
     var logPath: String?
@@ -57,6 +61,7 @@ struct MountCommand: ParsableCommand {
         if let pollSeconds, !(pollSeconds == 0 || pollSeconds >= 0.1 && pollSeconds <= 86_400) {
             throw ValidationError("--poll takes a number of seconds from 0.1 to 86400, or 0 (never)")
         }
+        guard pollShare >= 1, pollShare <= 100 else { throw ValidationError("--poll-share takes a percentage from 1 to 100") }
     }
 
     func run() throws {
@@ -74,6 +79,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.events = !noEvents
         sessionOptions.changeNotification = notification
         sessionOptions.pollSeconds = pollSeconds
+        sessionOptions.pollShare = pollShare / 100
         sessionOptions.index = index.settings(for: backing)
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
@@ -117,6 +123,7 @@ struct MountCommand: ParsableCommand {
         arguments += ["--notify", notification.rawValue]
         arguments += index.arguments
         if let pollSeconds { arguments += ["--poll", String(pollSeconds)] }
+        arguments += ["--poll-share", String(pollShare)]
         for key in payloadKeys { arguments += ["--payload-key", key] }
         if let configFile { arguments += ["--config", configFile] }
         arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]

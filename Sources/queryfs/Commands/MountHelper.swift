@@ -68,7 +68,7 @@ enum MountHelper {
     private static let ownOptions: [String: String] = [
         "log": "--log", "config": "--config", "lock_timeout": "--lock-timeout", "query_folders": "--query-folders",
         "payload_key": "--payload-key", "age_recount": "--age-recount", "notify": "--notify", "index": "--index",
-        "poll": "--poll",
+        "poll": "--poll", "poll_share": "--poll-share",
     ]
 
     static func flags(for options: [String]) throws -> [String] {
