@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// `conflicts/`: items a sync tool doubled, live as copies come and go, each
-/// also keeping its place in every other view.
+/// entry named after the item its copy clashes with (a link to the copy),
+/// each copy also keeping its place in every other view.
 final class ConflictMountTests: MountTestCase {
     private func makeFixture() {
         fixture = MountedFixture { corpus in
@@ -42,19 +43,19 @@ final class ConflictMountTests: MountTestCase {
         let corpus = Corpus(path: fixture.backing)
         let syncthing = "A.sync-conflict-20240101-120000-ABCDEFG.hpwebsite"
         corpus.bundle(syncthing, title: "Alpha", tags: ["t"], mtime: 1_500)
-        settle(["0001 Alpha.hpwebsite": "../bundles/" + syncthing])
+        settle(["0001 A.hpwebsite": "../bundles/" + syncthing])
         // The copy keeps its place beside its original elsewhere too.
         XCTAssertEqual((RawFiles.list(fixture.mounted("tag/t")) ?? []).count, 2)
         let dropbox = "B (Jo's conflicted copy 2024-05-01).hpwebsite"
         corpus.bundle(dropbox, title: "Beta", mtime: 2_500)
-        settle(["0001 Alpha.hpwebsite": "../bundles/" + syncthing, "0002 Beta.hpwebsite": "../bundles/" + dropbox])
+        settle(["0001 A.hpwebsite": "../bundles/" + syncthing, "0002 B.hpwebsite": "../bundles/" + dropbox])
         // A numbered copy counts while its original is there.
         corpus.file(Array("note 2.txt".utf8), contents: Array("copy".utf8), mtime: 3_500)
-        let three = ["0001 Alpha.hpwebsite": "../bundles/" + syncthing, "0002 Beta.hpwebsite": "../bundles/" + dropbox,
-                     "0003 note 2.txt": "../bundles/note 2.txt"]
+        let three = ["0001 A.hpwebsite": "../bundles/" + syncthing, "0002 B.hpwebsite": "../bundles/" + dropbox,
+                     "0003 note.txt": "../bundles/note 2.txt"]
         settle(three)
         XCTAssertEqual(rename(fixture.backed("note.txt"), fixture.root + "/note.txt"), 0)
-        settle(["0001 Alpha.hpwebsite": "../bundles/" + syncthing, "0002 Beta.hpwebsite": "../bundles/" + dropbox])
+        settle(["0001 A.hpwebsite": "../bundles/" + syncthing, "0002 B.hpwebsite": "../bundles/" + dropbox])
         XCTAssertEqual(rename(fixture.root + "/note.txt", fixture.backed("note.txt")), 0)
         settle(three)
         // Git conflict markers in a payload.
@@ -76,9 +77,9 @@ final class ConflictMountTests: MountTestCase {
         corpus.bundle("A~clash~1.hpwebsite", title: "Alpha", mtime: 1_100)
         corpus.file(Array("note 2.txt".utf8), contents: Array("copy".utf8), mtime: 3_500)
         try fixture.mount()
-        settle(["0001 note 2.txt": "../bundles/note 2.txt"])
+        settle(["0001 note.txt": "../bundles/note 2.txt"])
         corpus.write(fixture.backed(".queryfs.toml"), Array("[conflicts]\nmarkers = [\"~clash~\"]\nnumbered-copies = false\n".utf8))
-        settle(["0001 Alpha.hpwebsite": "../bundles/A~clash~1.hpwebsite"])
-        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "conflicts", "--no-index"]).stdoutText, "0001 Alpha.hpwebsite\n")
+        settle(["0001 A.hpwebsite": "../bundles/A~clash~1.hpwebsite"])
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "conflicts", "--no-index"]).stdoutText, "0001 A.hpwebsite\n")
     }
 }

@@ -40,6 +40,9 @@ final class ConflictPatternTests: XCTestCase {
                      Item(name: ItemName("Y 2.b"), kind: .bundle)]
         patterns.markNumberedCopies(&items)
         XCTAssertEqual(items.map(\.conflict), [nil, .numberedCopy, nil])
+        XCTAssertEqual(items[1].conflictOf, ItemName("X.b"))
+        XCTAssertEqual(EntryNaming.entryName(rank: 1, count: 1, item: items[1], naming: .clashingItem), Array("0001 X.b".utf8))
+        XCTAssertEqual(EntryNaming.entryName(rank: 1, count: 1, item: items[1]), Array("0001 X 2.b".utf8))
         items.removeFirst()
         patterns.markNumberedCopies(&items)
         XCTAssertEqual(items.map(\.conflict), [nil, nil])

@@ -146,7 +146,7 @@ public struct Scanner: Sendable {
         case .file(let status, let attribute):
             let (tags, tagProblem) = TagLimit.capped(attribute.tags)
             return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size,
-                              problems: [attribute.problem, tagProblem].compactMap { $0 }, conflict: conflict(of: name, markers: false)))
+                              problems: [attribute.problem, tagProblem].compactMap { $0 }).withConflict(conflict(of: name, markers: false)))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
             var problems = walk.problems
@@ -163,15 +163,15 @@ public struct Scanner: Sendable {
                 name: name, kind: .bundle, title: fields.title, archived: fields.archived,
                 tags: tags,
                 url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
-                payloadValues: fields.payloadValues, problems: problems, conflict: conflict(of: name, markers: markers)))
+                payloadValues: fields.payloadValues, problems: problems).withConflict(conflict(of: name, markers: markers)))
         }
     }
 
     /// A sync tool's copy by its name, else a payload with git markers;
     /// numbered copies need the other names (`ConflictPatterns.markNumberedCopies`).
-    private func conflict(of name: ItemName, markers: Bool) -> ConflictKind? {
-        if sources.conflicts.originalOfSyncCopy(name) != nil { return .syncCopy }
-        return markers ? .gitMarkers : nil
+    private func conflict(of name: ItemName, markers: Bool) -> (kind: ConflictKind, original: ItemName)? {
+        if let original = sources.conflicts.originalOfSyncCopy(name) { return (.syncCopy, original) }
+        return markers ? (.gitMarkers, name) : nil
     }
 
     /// The item a bundle holding only this payload reads as: its fields,
@@ -181,8 +181,8 @@ public struct Scanner: Sendable {
         let (tags, tagProblem) = TagLimit.capped(fields.tags)
         return Item(name: name, kind: .bundle, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
                     size: UInt64(bytes.count), payloadValues: fields.payloadValues,
-                    problems: fields.problems.map { "\(fileName): \($0)" } + [tagProblem].compactMap { $0 },
-                    conflict: conflict(of: name, markers: sources.conflicts.hasGitMarkers(bytes)))
+                    problems: fields.problems.map { "\(fileName): \($0)" } + [tagProblem].compactMap { $0 })
+            .withConflict(conflict(of: name, markers: sources.conflicts.hasGitMarkers(bytes)))
     }
 
     /// The I/O floor of a scan: the same directory walked with the same
@@ -345,5 +345,14 @@ struct BundleWalk {
             case .failure(let error): problems.append("cannot read \(fileName): \(error.message)")
             }
         }
+    }
+}
+
+extension Item {
+    /// The item marked as a conflict copy (`Scanner`'s name and payload tests).
+    func withConflict(_ conflict: (kind: ConflictKind, original: ItemName)?) -> Item {
+        var item = self
+        item.setConflict(conflict?.kind, of: conflict?.original)
+        return item
     }
 }

@@ -106,7 +106,9 @@ public struct ConflictPatterns: Equatable, Sendable {
             .compactMap { index in originalOfNumberedCopy(items[index].name).map { (index, $0) } }
         guard !candidates.isEmpty else { return }
         let names = Set(items.map(\.name))
-        for (index, original) in candidates { items[index].conflict = names.contains(original) ? .numberedCopy : nil }
+        for (index, original) in candidates {
+            items[index].setConflict(names.contains(original) ? .numberedCopy : nil, of: original)
+        }
     }
 
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -50,14 +50,28 @@ public enum EntryNaming {
         return stem.isEmpty ? replacingUnsafeCharacters(in: item.name.stem) : stem
     }
 
+    /// The title and extension an entry shows under `naming`: the item's
+    /// own, or (`clashingItem`) the name of the item it clashes with, split
+    /// and sanitized as a name without a title is.
+    public static func entryTitle(of item: Item, naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
+        if naming == .clashingItem, let original = item.conflictOf {
+            let stem = sanitize(original.stem)
+            let ext = original.ext
+            return (stem.isEmpty ? replacingUnsafeCharacters(in: original.stem) : stem,
+                    isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext))
+        }
+        return (displayTitle(of: item), displayExtension(of: item))
+    }
+
     /// Width of the zero-padded rank: max(4, digits of the view's count).
     public static func rankWidth(count: Int) -> Int {
         max(4, String(count).count)
     }
 
     /// The entry name of the item at 1-based `rank` in a view of `count` entries.
-    public static func entryName(rank: Int, count: Int, item: Item) -> [UInt8] {
-        entryName(rank: rank, width: rankWidth(count: count), title: displayTitle(of: item), ext: displayExtension(of: item))
+    public static func entryName(rank: Int, count: Int, item: Item, naming: ViewDefinition.EntryTitle = .title) -> [UInt8] {
+        let (title, ext) = entryTitle(of: item, naming: naming)
+        return entryName(rank: rank, width: rankWidth(count: count), title: title, ext: ext)
     }
 
     /// The extension as it appears in entry names (sanitized, not trimmed).

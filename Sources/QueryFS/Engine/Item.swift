@@ -20,14 +20,16 @@ public struct Item: Sendable, Equatable {
     public var payloadValues: [String: PayloadValue]
     /// What was wrong with the payload, if anything (SPEC §1: reported, never hiding the item).
     public var problems: [String]
-    /// How the item is a conflict copy, if it is one (`conflicts/`).
+    /// How the item is a conflict copy, if it is one (`conflicts/`)…
     public var conflict: ConflictKind?
+    /// …and the item it clashes with (itself for git markers).
+    public var conflictOf: ItemName?
 
     public init(
         name: ItemName, kind: Kind, title: String? = nil, archived: Bool = false, tags: [String] = [],
         url: String? = nil, modified: Timestamp = .distantPast, created: Timestamp = .distantPast,
         size: UInt64 = 0, payloadValues: [String: PayloadValue] = [:], problems: [String] = [],
-        conflict: ConflictKind? = nil
+        conflict: ConflictKind? = nil, conflictOf: ItemName? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -43,6 +45,13 @@ public struct Item: Sendable, Equatable {
         self.payloadValues = payloadValues
         self.problems = problems
         self.conflict = conflict
+        self.conflictOf = conflict == nil ? nil : conflictOf ?? name
+    }
+
+    /// Marks the item a conflict copy of `original` (nil: not one).
+    public mutating func setConflict(_ kind: ConflictKind?, of original: ItemName?) {
+        conflict = kind
+        conflictOf = kind == nil ? nil : original
     }
 
     public mutating func setTitle(_ newTitle: String) {

@@ -8,12 +8,27 @@ public struct ViewDefinition: Equatable, Sendable {
     /// The shortest relative age in its query (seconds), if any: such a view
     /// selects differently as time passes and is evaluated again now and then.
     public var shortestAge: Double?
+    /// What its entries are named after (SPEC §3: the item's title).
+    public var entryTitle = EntryTitle.title
+
+    /// What a view's entries are named after, behind their rank.
+    public enum EntryTitle: Sendable, Equatable {
+        /// The item's title (every view but one).
+        case title
+        /// The name of the item the entry's item clashes with (`conflicts/`), exactly.
+        case clashingItem
+    }
 
     public init(path: [String], filter: Predicate, order: Ordering, shortestAge: Double? = nil) {
         self.path = path
         self.filter = filter
         self.order = order
         self.shortestAge = shortestAge
+    }
+
+    /// How the entries of the folder at `path` are named (only `conflicts/` differs).
+    public static func entryTitle(forPath path: [String]) -> EntryTitle {
+        path == conflicts.path ? conflicts.entryTitle : .title
     }
 
     /// The path as `queryfs ls` and `queryfs views` spell it (`tag/rock∕metal`).
@@ -33,8 +48,12 @@ public struct ViewDefinition: Equatable, Sendable {
     /// The views every mount has, whatever the data.
     /// `conflicts/`: items a sync tool doubled (`ConflictPatterns`), by name, so that
     /// the copies of one item sit together.
-    public static let conflicts = ViewDefinition(path: ["conflicts"], filter: .glob(.conflict, "*"),
-                                                 order: Ordering([Ordering.Key(.name, ascending: true)]))
+    /// Its entries are named after the item each copy clashes with.
+    public static let conflicts: ViewDefinition = {
+        var view = ViewDefinition(path: ["conflicts"], filter: .glob(.conflict, "*"), order: Ordering([Ordering.Key(.name, ascending: true)]))
+        view.entryTitle = .clashingItem
+        return view
+    }()
 
     public static let builtIn: [ViewDefinition] = [.byName, .byModified, .byCreated, .unarchived, .archived, .conflicts]
 

@@ -36,7 +36,7 @@ extension ViewDefinition {
         return selected.enumerated().map { offset, index in
             let item = items[index]
             return ViewEntry(
-                name: EntryNaming.entryName(rank: offset + 1, count: selected.count, item: item),
+                name: EntryNaming.entryName(rank: offset + 1, count: selected.count, item: item, naming: entryTitle),
                 target: linkStyle.target(for: item.name, depth: depth),
                 itemIndex: index,
                 modified: item.modified)

@@ -91,7 +91,7 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// Publishes the current listing of `view` (called at mount and by the watcher).
     @discardableResult
     func installListing(of path: [String], records: RecordList, at time: Timestamp) -> (folder: ViewFolder, old: ViewListing?) {
-        let listing = ViewListing(records: records)
+        let listing = ViewListing(records: records, naming: ViewDefinition.entryTitle(forPath: path))
         let (folder, isNew) = folders.folder(path: path, listing: listing, time: time)
         var old: ViewListing?
         if !isNew {
@@ -108,7 +108,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         guard path.count == 2, path[0] == ViewDefinition.queryFolder else { return installListing(of: path, records: records, at: time) }
         guard let folder = folders.folder(path: path) else { return nil }
         let old = folder.listing
-        folder.replace(ViewListing(records: records), at: time)
+        folder.replace(ViewListing(records: records, naming: ViewDefinition.entryTitle(forPath: path)), at: time)
         return (folder, old)
     }
 

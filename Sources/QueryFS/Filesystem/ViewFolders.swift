@@ -8,17 +8,20 @@ import Glibc
 final class ViewListing: @unchecked Sendable {
     let records: RecordList
     let width: Int
+    /// What entries are named after (`conflicts/`: the item each copy clashes with).
+    let naming: ViewDefinition.EntryTitle
 
-    init(records: RecordList) {
+    init(records: RecordList, naming: ViewDefinition.EntryTitle = .title) {
         self.records = records
+        self.naming = naming
         width = EntryNaming.rankWidth(count: records.count)
     }
 
     var count: Int { records.count }
 
     func name(at index: Int) -> [UInt8] {
-        EntryNaming.entryName(rank: index + 1, width: width, title: records[index].displayTitle,
-                              ext: records[index].displayExtension)
+        let (title, ext) = records[index].entryTitle(naming)
+        return EntryNaming.entryName(rank: index + 1, width: width, title: title, ext: ext)
     }
 
     /// The entry a name means: exactly (`index(ofEntryNamed:)`), or — for a
@@ -74,11 +77,12 @@ final class ViewListing: @unchecked Sendable {
 
     /// Whether the entry at `index` is named `rest` after its rank.
     private func entryRest(of record: ItemRecord, equals rest: [UInt8]) -> Bool {
-        let title = record.displayTitle.utf8, ext = record.displayExtension.utf8
+        let (shownTitle, shownExt) = record.entryTitle(naming)
+        let title = shownTitle.utf8, ext = shownExt.utf8
         let length = title.count + (ext.isEmpty ? 0 : 1 + ext.count)
         // A name cut to 255 bytes: compared as built.
         if width + 1 + length > EntryNaming.maximumNameLength {
-            return EntryNaming.entryName(rank: 1, width: width, title: record.displayTitle, ext: record.displayExtension)
+            return EntryNaming.entryName(rank: 1, width: width, title: shownTitle, ext: shownExt)
                 .dropFirst(width + 1).elementsEqual(rest)
         }
         guard rest.count == length, rest.starts(with: title) else { return false }

@@ -28,8 +28,13 @@ public final class ItemRecord: Sendable {
     }
 
     /// The entry name at 0-based `index` of a view of `count` entries.
-    public func entryName(index: Int, count: Int) -> [UInt8] {
-        EntryNaming.entryName(rank: index + 1, width: EntryNaming.rankWidth(count: count),
-                              title: displayTitle, ext: displayExtension)
+    public func entryName(index: Int, count: Int, naming: ViewDefinition.EntryTitle = .title) -> [UInt8] {
+        let (title, ext) = entryTitle(naming)
+        return EntryNaming.entryName(rank: index + 1, width: EntryNaming.rankWidth(count: count), title: title, ext: ext)
+    }
+
+    /// The title and extension entries show (`.title`: those computed once here).
+    public func entryTitle(_ naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
+        naming == .title ? (displayTitle, displayExtension) : EntryNaming.entryTitle(of: item, naming: naming)
     }
 }

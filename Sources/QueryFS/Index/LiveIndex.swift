@@ -239,9 +239,10 @@ public final class LiveIndex {
 
         let diff = IncrementalDiff(leaving: leaving, arriving: placed, oldCount: oldCount)
         var oldNames: [Int: [UInt8]] = [:]
-        for (record, index) in leaving { oldNames[index] = record.entryName(index: index, count: oldCount) }
+        let naming = view.definition.entryTitle
+        for (record, index) in leaving { oldNames[index] = record.entryName(index: index, count: oldCount, naming: naming) }
         var newNames: [Int: [UInt8]] = [:]
-        for (record, index) in placed { newNames[index] = record.entryName(index: index, count: newCount) }
+        for (record, index) in placed { newNames[index] = record.entryName(index: index, count: newCount, naming: naming) }
         return ViewChange(
             path: view.definition.path, kind: kind, diff: diff.result, oldCount: oldCount, newCount: newCount,
             oldNames: oldNames, newNames: newNames, updatedTo: diff.updatedTo)

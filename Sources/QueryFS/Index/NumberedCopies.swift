@@ -40,7 +40,7 @@ struct NumberedCopies {
         for name in names {
             guard case .some(.some(var item)) = batch[name], item.conflict == nil || item.conflict == .numberedCopy,
                   let original = patterns.originalOfNumberedCopy(name) else { continue }
-            item.conflict = exists(original) ? .numberedCopy : nil
+            item.setConflict(exists(original) ? .numberedCopy : nil, of: original)
             batch[name] = item
         }
         // An original made or removed: its copies that the batch did not read change mark.
@@ -48,7 +48,7 @@ struct NumberedCopies {
             for copy in copiesByOriginal[name] ?? [] where batch[copy] == nil {
                 guard let record = records[copy], record.item.conflict == nil || record.item.conflict == .numberedCopy else { continue }
                 var item = record.item
-                item.conflict = exists(name) ? .numberedCopy : nil
+                item.setConflict(exists(name) ? .numberedCopy : nil, of: name)
                 guard item != record.item else { continue }
                 batch[copy] = item
                 stamps[copy] = record.stamp

@@ -21,7 +21,7 @@ import Glibc
 /// (`IndexLock`); otherwise readers compare stamps (`IndexReconciler`).
 enum IndexFile {
     static let magic = Array("QFSINDEX".utf8)
-    static let formatVersion: UInt64 = 2
+    static let formatVersion: UInt64 = 3
     /// Raised whenever reading an item changes what it yields (a parser
     /// fix): items indexed by an older reading are then read again, even
     /// within one queryfs version.

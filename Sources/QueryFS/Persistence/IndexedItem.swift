@@ -30,6 +30,7 @@ struct IndexedItem {
         writer.integer(item.problems.count)
         for problem in item.problems { writer.string(problem) }
         writer.byte(item.conflict?.rawValue ?? 0)
+        if item.conflict != nil { writer.data(item.conflictOf?.bytes ?? item.name.bytes) }
     }
 
     static func decode(from reader: inout IndexReader) throws(IndexDecodingError) -> IndexedItem {
@@ -57,12 +58,13 @@ struct IndexedItem {
         guard conflictByte == 0 || ConflictKind(rawValue: conflictByte) != nil else {
             throw IndexDecodingError("a conflict of unknown kind \(conflictByte)")
         }
+        let conflictOf = conflictByte == 0 ? nil : ItemName(try reader.data())
         guard !name.bytes.isEmpty, !name.isHidden, !name.bytes.contains(UInt8(ascii: "/")), !name.bytes.contains(0) else {
             throw IndexDecodingError("an item named '\(name)', which no item can be")
         }
         let item = Item(name: name, kind: kind, title: title, archived: archived, tags: tags, url: url, modified: modified,
                         created: created, size: size, payloadValues: payloadValues, problems: problems,
-                        conflict: ConflictKind(rawValue: conflictByte))
+                        conflict: ConflictKind(rawValue: conflictByte), conflictOf: conflictOf)
         return IndexedItem(item: item, stamp: stamp)
     }
 
