@@ -209,13 +209,16 @@ final class ChangePoller: @unchecked Sendable {
 
     /// The full stamp of `name` against the last one; whether it changed.
     private func deepCheck(_ name: ItemName) -> Bool {
+        // The quick stamp first: a change landing during this check (a
+        // payload renamed over while the item is read) still differs from it
+        // at the next quick round, so it is read again then.
+        let quick = settings.deepEvery > 1 ? scanner.quickStamp(named: name, in: root.fd) : nil
         let stamp = scanner.stamp(named: name, in: root.fd)
         return state.withLock { state in
             guard let old = state.items[name] else { return false }  // no longer polled
             state.items[name] = .some(stamp)
             let changed = old == nil || old != stamp
-            // The quick stamp is taken afresh next time, not reported again.
-            if changed { state.quick[name] = nil }
+            if changed, settings.deepEvery > 1 { state.quick[name] = .some(quick) }
             return changed
         }
     }
