@@ -12,7 +12,7 @@ final class ChangeLoop: @unchecked Sendable {
         var isBeingWritten: (@Sendable (ItemName, Double) -> Bool)?
         /// A trusted start's background comparison, and what to do once what it found is applied.
         var reconciliation: BackgroundReconciliation?
-        var reconciled: ((_ changed: Int, _ seconds: Double) -> Void)?
+        var reconciled: ((_ changed: Int, _ seconds: Double, _ failure: String?) -> Void)?
     }
 
     private let sources: ChangeSources
@@ -76,9 +76,9 @@ final class ChangeLoop: @unchecked Sendable {
             let released = releaseWaiters.takeReleased()
             pending.dirtyItems.formUnion(released)
             var polled = sources.takePolled(into: &pending)
-            if let (names, seconds) = hooks.reconciliation?.take() {
+            if let (names, seconds, failure) = hooks.reconciliation?.take() {
                 if names.isEmpty {
-                    hooks.reconciled?(0, seconds)
+                    hooks.reconciled?(0, seconds, failure)
                 } else {
                     pending.dirtyItems.formUnion(names)
                     reconciledAwaitingUpdate = (names.count, seconds)
@@ -109,7 +109,7 @@ final class ChangeLoop: @unchecked Sendable {
             let update = updater.update(observation, configuration: configuration)
             if !update.changes.isEmpty || !update.touchedItems.isEmpty || update.reconfiguration != nil { publish(update) }
             if let (changed, seconds) = reconciledAwaitingUpdate {
-                hooks.reconciled?(changed, seconds)
+                hooks.reconciled?(changed, seconds, nil)
                 reconciledAwaitingUpdate = nil
             }
         }

@@ -83,13 +83,14 @@ public final class LiveCatalog: @unchecked Sendable {
                                               notification: pollerSettings.notification, pollEvery: pollerSettings.pollEvery,
                                               onPolledChange: { wakeSignal.wake() })
         self.sources = changeSources
-        let names = try root.itemNames().filter { !ignored($0) }
         var notes: [String] = []
         let opened = indexSettings.flatMap {
             OpenedIndex.open($0, root: root, sources: sources, payloadLimit: coordinated.payloadLimit, notes: &notes)
         }
         let trusted = opened?.settings.trust == true && opened?.contents != nil
-        var start = InitialItems(capacity: names.count)
+        // A trusted start lists BACKING in the background too (100,000 names: 60 ms of a start meant to take 0.5 s).
+        let names = trusted ? [] : try root.itemNames().filter { !ignored($0) }
+        var start = InitialItems(capacity: max(names.count, opened?.contents?.items.count ?? 0))
         // From the index: what is unchanged (trusted: everything still listed).
         var unread = names
         if let contents = opened?.contents, trusted {
@@ -114,7 +115,7 @@ public final class LiveCatalog: @unchecked Sendable {
         start.fromIndex = start.items.count
         start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
                    progress: progress)
-        changeSources.followListing(knownNames: Set(names))
+        changeSources.followListing(knownNames: Set(trusted ? start.items.map(\.name) : names))
         start.markNumberedCopies(sources.conflicts)
         let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet),
                                    scanner: coordinated, ignored: ignored)
@@ -122,7 +123,8 @@ public final class LiveCatalog: @unchecked Sendable {
         // Polling everything is said at `start` (once live: a mount that fails says one line).
         if changeSources.poller.isPolling, !changeSources.pollsEverything { log("changes are followed by \(changeSources.summary)") }
         var (keeper, status, reconciliation) = Self.keepIndex(
-            opened, names: names, start: start, guarded: guarded, root: root, wake: { wakeSignal.wake() }, notes: &notes, log: log)
+            opened, names: names, start: start, guarded: guarded, root: root, ignored: ignored, wake: { wakeSignal.wake() },
+            notes: &notes, log: log)
         if opened == nil, let why = notes.last { status.note = "none kept: " + why }
         // The start's garbage (decoded file, read buffers) is not the mount's to keep.
         MemoryTrim.returnFreedMemory()
@@ -135,7 +137,8 @@ public final class LiveCatalog: @unchecked Sendable {
     /// written); a trusted start compares stamps in the background.
     private static func keepIndex(
         _ opened: OpenedIndex?, names: [ItemName], start: InitialItems, guarded: GuardedIndex, root: BackingDirectory,
-        wake: @escaping @Sendable () -> Void, notes: inout [String], log: @escaping @Sendable (String) -> Void
+        ignored: @escaping @Sendable (ItemName) -> Bool, wake: @escaping @Sendable () -> Void, notes: inout [String],
+        log: @escaping @Sendable (String) -> Void
     ) -> (IndexKeeper?, IndexStatus, BackgroundReconciliation?) {
         guard let opened else { return (nil, IndexStatus(path: nil, note: "none kept"), nil) }
         let keeper = IndexKeeper(location: opened.settings.location, lock: opened.lock, identity: opened.identity,
@@ -165,7 +168,7 @@ public final class LiveCatalog: @unchecked Sendable {
         }
         status.note = "loaded, trusted: reconciling in the background"
         notes.append("index \(opened.settings.location.path): \(start.fromIndex) items taken on trust; reconciling in the background")
-        return (keeper, status, BackgroundReconciliation(names: names, index: contents, root: root, wake: wake))
+        return (keeper, status, BackgroundReconciliation(index: contents, root: root, ignored: ignored, wake: wake))
     }
 
     /// How changes are followed: the notification mode, and how the poller
@@ -375,7 +378,11 @@ public final class LiveCatalog: @unchecked Sendable {
         let updater = CatalogUpdater(guarded: guarded, backing: backing, sources: sources, releaseWaiters: releaseWaiters,
                                      requestedKeyPaths: requestedKeyPaths, keeper: keeper, log: log)
         hooks.reconciliation = reconciliation
-        hooks.reconciled = { [unowned self] changed, seconds in
+        hooks.reconciled = { [unowned self] changed, seconds, failure in
+            if let failure {
+                indexStatus.withLock { $0.note = "loaded, trusted; not reconciled: " + failure }
+                return log("index not reconciled: \(failure); it stands until changes are seen")
+            }
             keeper?.markCurrent()
             indexStatus.withLock {
                 $0.reconciled = true
