@@ -56,6 +56,9 @@ final class ChangePollerTests: FixtureTestCase {
         hipstapaper("a.b", title: "A")
         hipstapaper("b.b", title: "B")
         writeFile(".config.toml", "ignore = []\n")
+        // Past the settle window (`ItemStamp.isSettled`): items changed within
+        // a clock tick of their read are read once more, which this test is not about.
+        usleep(100_000)
         let root = try BackingDirectory(path: backing)
         let woken = WakeCounter()
         var settings = ChangePoller.Settings()
@@ -128,5 +131,25 @@ final class BackingFilesystemTests: XCTestCase {
         XCTAssertTrue(of("/home/u/bound").isNetwork)
         XCTAssertEqual(of("/srv/ceph/a").locks, .shared)
         XCTAssertEqual(of("/srv/smbx").type, "ext4", "a mount point is a whole component")
+    }
+}
+
+/// Items seen within a clock tick of a change are read once more, once settled.
+final class UnsettledPollingTests: FixtureTestCase {
+    func testAnItemChangedJustBeforeItsReadIsReadAgainOnceSettled() throws {
+        hipstapaper("a.b", title: "A")
+        let root = try BackingDirectory(path: backing)
+        var settings = ChangePoller.Settings()
+        settings.interval = 0.05
+        let poller = try ChangePoller(root: root, settings: settings, onFound: {})
+        defer { poller.stop() }
+        let read = Scanner().read(named: ItemName("a.b"), in: root.fd)
+        XCTAssertEqual(read.settledStamp, 0, "read right after the write: not settled")
+        poller.poll(ItemName("a.b"), stamp: read.stamp, settled: false)
+        XCTAssertTrue(eventually(timeout: 2) { poller.takeFound().items.contains(ItemName("a.b")) })
+        // Read again (settled now): not reported any more.
+        poller.poll(ItemName("a.b"), stamp: Scanner().stamp(named: ItemName("a.b"), in: root.fd), settled: true)
+        usleep(300_000)
+        XCTAssertTrue(poller.takeFound().isEmpty)
     }
 }

@@ -29,6 +29,8 @@ final class ConflictPatternTests: XCTestCase {
         XCTAssertNil(numberedOriginal("X2.hpwebsite"))
         XCTAssertNil(numberedOriginal(" 2.hpwebsite"))
         XCTAssertNil(numberedOriginal("X (12345).hpwebsite"), "not a copy's number")
+        XCTAssertNil(numberedOriginal("Taxes 2023.pdf"), "a year, not a copy's number")
+        XCTAssertEqual(numberedOriginal("X 12.pdf"), "X.pdf")
         XCTAssertNil(numberedOriginal("X (a).hpwebsite"))
         var off = ConflictPatterns()
         off.numberedCopies = false

@@ -36,6 +36,9 @@ public struct ItemStamp: Hashable, Sendable {
     /// The value to keep in an index for an item whose read started at
     /// `readStart` (ns since 1970): 0 (“unknown: read it again”) unless every
     /// file's ctime is older than the read by `settleNanoseconds`.
+    /// Whether a change after `now` is bound to move the stamp (see `settledValue`).
+    func isSettled(at now: Int64) -> Bool { settledValue(readStart: now) != 0 }
+
     func settledValue(readStart: Int64) -> UInt64 {
         let window = wholeSeconds ? Self.coarseSettleNanoseconds : Self.settleNanoseconds
         guard newestChange < readStart &- window else { return 0 }

@@ -121,18 +121,18 @@ public struct Scanner: Sendable {
     /// It moves when a payload is saved, by rename or in place; items made,
     /// removed or renamed show in BACKING's listing; other files inside a
     /// bundle and attribute tags on its folder wait for the full round.
-    public func quickStamp(named name: ItemName, in rootFD: Int32) -> UInt64? {
+    public func quickStamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
         var stamp = ItemStamp()
         for fileName in FieldSources.payloadFileNames {
             let path = name.bytes + [UInt8(ascii: "/")] + Array(fileName.utf8)
             guard let payload = path.withCString({ try? FileStatus($0, in: rootFD) }) else { continue }
             stamp.add(name: Array(fileName.utf8), status: payload)
-            return stamp.value
+            return stamp
         }
         // No payload: a plain file, a bundle without one, or gone.
         guard let status = name.bytes.withCString({ try? FileStatus($0, in: rootFD) }) else { return nil }
         stamp.add(name: [], status: status)
-        return stamp.value
+        return stamp
     }
 
     private func itemScan(_ name: ItemName, _ raw: RawItem) -> ItemScan {

@@ -64,11 +64,12 @@ public struct ConflictPatterns: Equatable, Sendable {
         let parenthesized = stem.last == UInt8(ascii: ")")
         if parenthesized { stem.removeLast() }
         var digits = 0
-        while let last = stem.last, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(last), digits < 4 {
+        // One or two digits: "Taxes 2023.pdf" beside "Taxes.pdf" is no copy.
+        while let last = stem.last, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(last), digits < 3 {
             stem.removeLast()
             digits += 1
         }
-        guard digits > 0 else { return nil }
+        guard digits > 0, digits <= 2 else { return nil }
         if parenthesized {
             guard stem.last == UInt8(ascii: "(") else { return nil }
             stem.removeLast()

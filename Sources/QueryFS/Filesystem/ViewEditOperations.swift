@@ -136,6 +136,10 @@ extension QueryFilesystem {
             guard let record = entryRecord(named: name, in: source) else { return fail(request, ENOENT) }
             item = record.name
             if source.serial == target.serial {
+                // conflicts/ names entries after the item they clash with, not their title: no title to set there.
+                guard sourceView.entryTitle == .title else {
+                    return refuse(request, EPERM, "\(shown): conflicts/ names entries after the item they clash with; retitle in another view")
+                }
                 return retitle(request, record, newName: newName, in: target, what: shown)
             }
             if case .edits(let leaving) = ViewMembership.leave(sourceView.filter) { edits += leaving }

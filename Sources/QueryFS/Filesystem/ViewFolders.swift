@@ -49,6 +49,9 @@ final class ViewListing: @unchecked Sendable {
     /// while the entry it polls for has already come.
     func search(ofEntryMeaning name: UnsafeBufferPointer<UInt8>, isCurrent: () -> Bool = { true }) -> StaleSearch {
         if let exact = index(ofEntryNamed: name) { return .found(exact) }
+        // In conflicts/ the copies of one item share a name but for the rank:
+        // the nearest match could be another copy.
+        guard naming == .title else { return .missing }
         guard let (rank, rest) = Self.rankAndRest(name), records.count > 0 else { return .missing }
         if restLock.withLock({ missedRests.contains(rest) }) { return .missing }
         let center = min(max(rank - 1, 0), records.count - 1)

@@ -380,8 +380,10 @@ public final class LiveCatalog: @unchecked Sendable {
         hooks.reconciliation = reconciliation
         hooks.reconciled = { [unowned self] changed, seconds, failure in
             if let failure {
+                // BACKING's listing is then polled from the index's names: what came or went is read once it lists.
+                sources.poller.pollListing(knownNames: guarded.withLock { Set($0.records.keys) })
                 indexStatus.withLock { $0.note = "loaded, trusted; not reconciled: " + failure }
-                return log("index not reconciled: \(failure); it stands until changes are seen")
+                return log("index not reconciled: \(failure); BACKING's listing is polled until it can be read")
             }
             keeper?.markCurrent()
             indexStatus.withLock {

@@ -40,7 +40,11 @@ final class ChangePoller: @unchecked Sendable {
         /// Polled items and their last stamp (nil: not seen yet, or gone).
         var items: [ItemName: ItemStamp?] = [:]
         /// Their last quick stamp (`Scanner.quickStamp`), once a quick round saw them.
-        var quick: [ItemName: UInt64?] = [:]
+        var quick: [ItemName: ItemStamp?] = [:]
+        /// Items last seen within a clock tick of a change (`ItemStamp.isSettled`):
+        /// a second change in that tick would leave the same stamp, so they
+        /// are read again once their times have settled.
+        var unsettled = Set<ItemName>()
         /// BACKING's own status when its listing was last read (quick rounds skip an unchanged listing).
         var listingStamp: FileStamp?
         /// Whether BACKING's own listing is polled, and the names it held.
@@ -106,8 +110,12 @@ final class ChangePoller: @unchecked Sendable {
 
     /// Polls `name` from now on; `stamp` is what it looked like when last
     /// read (nil: unknown, so the first round reports it once).
-    func poll(_ name: ItemName, stamp: ItemStamp?) {
-        state.withLock { $0.items[name] = .some(stamp) }
+    /// `settled` false: the read may have missed a change in the same clock tick (`unsettled`).
+    func poll(_ name: ItemName, stamp: ItemStamp?, settled: Bool = true) {
+        state.withLock {
+            $0.items[name] = .some(stamp)
+            if settled { $0.unsettled.remove(name) } else { $0.unsettled.insert(name) }
+        }
         startIfNeeded()
     }
 
@@ -115,6 +123,7 @@ final class ChangePoller: @unchecked Sendable {
         state.withLock {
             _ = $0.items.removeValue(forKey: name)
             _ = $0.quick.removeValue(forKey: name)
+            $0.unsettled.remove(name)
         }
     }
 
@@ -191,11 +200,13 @@ final class ChangePoller: @unchecked Sendable {
         report(discovered)
         discovered = Found()
         let names = state.withLock { Array($0.items.keys) }
-        for (position, name) in names.enumerated() {
+        for name in names {
             if stopping.load(ordering: .relaxed) { return }
             let start = monotonicSeconds()
-            let full = settings.deepEvery <= 1 || (position + rounds) % settings.deepEvery == 0
-            let changed = full ? deepCheck(name) : quickCheck(name)
+            // The same sixth every time for a given name, whatever the table's order does meanwhile.
+            let slot = Int(UInt(bitPattern: name.hashValue) % UInt(max(1, settings.deepEvery)))
+            let full = settings.deepEvery <= 1 || (slot + rounds) % settings.deepEvery == 0
+            let changed = settledSince(name) || (full ? deepCheck(name) : quickCheck(name))
             if changed { discovered.items.insert(name) }
             account(since: start)
             // Report as we go: a change early in a long round need not wait for its end.
@@ -208,17 +219,30 @@ final class ChangePoller: @unchecked Sendable {
     }
 
     /// The full stamp of `name` against the last one; whether it changed.
+    /// Whether `name` was unsettled and has settled since: read it again now.
+    private func settledSince(_ name: ItemName) -> Bool {
+        guard state.withLock({ $0.unsettled.contains(name) }) else { return false }
+        guard scanner.stamp(named: name, in: root.fd)?.isSettled(at: realtimeNanoseconds()) ?? true else { return false }
+        return state.withLock { state in
+            guard state.unsettled.remove(name) != nil, state.items[name] != nil else { return false }
+            state.quick[name] = nil  // taken afresh after the read
+            return true
+        }
+    }
+
     private func deepCheck(_ name: ItemName) -> Bool {
         // The quick stamp first: a change landing during this check (a
         // payload renamed over while the item is read) still differs from it
         // at the next quick round, so it is read again then.
         let quick = settings.deepEvery > 1 ? scanner.quickStamp(named: name, in: root.fd) : nil
         let stamp = scanner.stamp(named: name, in: root.fd)
+        let now = realtimeNanoseconds()
         return state.withLock { state in
             guard let old = state.items[name] else { return false }  // no longer polled
             state.items[name] = .some(stamp)
             let changed = old == nil || old != stamp
             if changed, settings.deepEvery > 1 { state.quick[name] = .some(quick) }
+            if let stamp, !stamp.isSettled(at: now) { state.unsettled.insert(name) }
             return changed
         }
     }
@@ -227,9 +251,11 @@ final class ChangePoller: @unchecked Sendable {
     /// taken as it is: a deep round vouches for it); whether it changed.
     private func quickCheck(_ name: ItemName) -> Bool {
         let quick = scanner.quickStamp(named: name, in: root.fd)
+        let now = realtimeNanoseconds()
         return state.withLock { state in
             guard state.items[name] != nil else { return false }  // no longer polled
             defer { state.quick[name] = .some(quick) }
+            if let quick, !quick.isSettled(at: now) { state.unsettled.insert(name) }
             guard let old = state.quick[name] else { return false }
             return old != quick
         }

@@ -100,19 +100,20 @@ final class ChangeSources {
     /// from the stamp this read saw (on a network filesystem, polled anyway).
     func follow(_ name: ItemName, read: Scanner.ItemRead) {
         guard case .item(let item) = read.scan else { return }
-        follow(name, kind: item.kind, stamp: read.stamp, directories: read.directories)
+        follow(name, kind: item.kind, stamp: read.stamp, settled: read.settledStamp != 0, directories: read.directories)
     }
 
     /// Follows an item taken from the index file: its folders are not
     /// known (inotify lists them); polling starts from the stamp the index kept.
     func follow(_ name: ItemName, indexed: IndexedItem) {
-        follow(name, kind: indexed.item.kind, stamp: indexed.stamp == 0 ? nil : ItemStamp(value: indexed.stamp), directories: nil)
+        follow(name, kind: indexed.item.kind, stamp: indexed.stamp == 0 ? nil : ItemStamp(value: indexed.stamp), settled: true,
+               directories: nil)
     }
 
-    private func follow(_ name: ItemName, kind: Item.Kind, stamp: ItemStamp?, directories: [[UInt8]]?) {
-        if pollsEverything { poller.poll(name, stamp: stamp) }
+    private func follow(_ name: ItemName, kind: Item.Kind, stamp: ItemStamp?, settled: Bool, directories: [[UInt8]]?) {
+        if pollsEverything { poller.poll(name, stamp: stamp, settled: settled) }
         if notified(name, kind: kind, directories: directories) || pollsEverything { return }
-        poller.poll(name, stamp: stamp)
+        poller.poll(name, stamp: stamp, settled: settled)
     }
 
     /// Whether notifications follow the item: the mark or a watch on each of
