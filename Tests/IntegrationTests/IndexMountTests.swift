@@ -78,6 +78,18 @@ final class IndexMountTests: MountTestCase {
         assertViewsFresh()
     }
 
+    /// Under the system unit, systemd's `CacheDirectory=` is where the index goes.
+    func testSystemdsCacheDirectoryHoldsTheIndex() throws {
+        makeFixture()
+        let cache = fixture.root + "/var-cache-queryfs"
+        XCTAssertEqual(mkdir(cache, 0o700), 0)
+        try fixture.mount(prefix: ["env", "CACHE_DIRECTORY=" + cache])
+        let path = try XCTUnwrap(try status()["path"] as? String)
+        XCTAssertTrue(path.hasPrefix(cache + "/"), path)
+        fixture.unmount()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+    }
+
     func testEditsWhileUnmountedShowAtOnce() throws {
         makeFixture()
         try mount()

@@ -31,6 +31,7 @@ final class InstallTests: MountTestCase {
             XCTAssertTrue(text.contains("Type=notify"), unit)
             XCTAssertTrue(text.contains("ExecStart=/usr/bin/queryfs mount -f"), unit)
             XCTAssertFalse(text.contains("@BINDIR@"), unit)
+            if unit == "system" { XCTAssertTrue(text.contains("CacheDirectory=queryfs"), "the index file's folder") }
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: usr + "/share/zsh/site-functions/_queryfs"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: usr + "/share/fish/vendor_completions.d/queryfs.fish"))

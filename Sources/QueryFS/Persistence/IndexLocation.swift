@@ -4,7 +4,8 @@ import Glibc
 
 /// Where a backing directory's index lives: by default in the user's cache
 /// directory (`$XDG_CACHE_HOME/queryfs`, else `~/.cache/queryfs`; for root
-/// without a home, `/var/cache/queryfs`), never inside BACKING unless the
+/// without a home, `/var/cache/queryfs`; under systemd's `CacheDirectory=`,
+/// `$CACHE_DIRECTORY`), never inside BACKING unless the
 /// user names such a path. One file per directory, named after its last
 /// component and a hash of its absolute path; beside it `NAME.lock`, which
 /// a mount holds for as long as it keeps the index current.
@@ -46,6 +47,11 @@ public struct IndexLocation: Sendable, Equatable {
         func usable(_ folder: String) -> Bool {
             var status = stat()
             return geteuid() != 0 || lstat(folder, &status) != 0 || status.st_uid == 0
+        }
+        // systemd's CacheDirectory= (the system unit): already the folder for queryfs.
+        if let given = environment("CACHE_DIRECTORY")?.split(separator: ":").first.map(String.init), given.hasPrefix("/"),
+           usable(given) {
+            return given
         }
         if let cache = environment("XDG_CACHE_HOME"), cache.hasPrefix("/"), usable(cache) { return cache + "/queryfs" }
         if let home = environment("HOME"), home.hasPrefix("/"), home != "/", usable(home) { return home + "/.cache/queryfs" }
