@@ -64,7 +64,14 @@ final class LinkWarmingMountTests: MountTestCase {
             corpus.write(fixture.backed("b\(number).hpwebsite/payload.plist"),
                          Array(Corpus.plist(title: "Moved \(number)", archived: false, tags: []).utf8))
         }
-        XCTAssertEqual(Program.wait(lister), 0, (try? String(contentsOfFile: fixture.root + "/ls-err", encoding: .utf8)) ?? "")
+        // An entry whose item left the view between readdir and lstat is gone,
+        // as a file deleted mid-listing is on any filesystem (ls exits 1 and
+        // says "No such file or directory"); nothing else may go wrong.
+        let status = Program.wait(lister)
+        let complaints = ((try? String(contentsOfFile: fixture.root + "/ls-err", encoding: .utf8)) ?? "")
+            .split(separator: "\n").filter { !$0.contains("No such file or directory") }
+        XCTAssertTrue(status == 0 || status == 1, "ls -l exited \(status)")
+        XCTAssertEqual(complaints, [])
         XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10,
                                              including: { $0 == "tag/even" || $0 == "by-name" }), [])
         let shown = longListing("tag/even")
