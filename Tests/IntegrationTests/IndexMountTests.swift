@@ -43,6 +43,14 @@ final class IndexMountTests: MountTestCase {
                        log, file: file, line: line)
     }
 
+    /// A mount asked to trust the index refuses it for `reason` (in the log),
+    /// reads everything instead, and every view is right.
+    private func assertTrustedStartRefusesTheIndex(saying reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try mount(["--trust-index"])
+        XCTAssertTrue(log.contains(reason), log, file: file, line: line)
+        assertViewsFresh(file: file, line: line)
+    }
+
     /// The edits people and sync tools make while nothing is mounted.
     private func editWhileUnmounted() {
         let corpus = Corpus(path: fixture.backing)
@@ -200,10 +208,8 @@ final class IndexMountTests: MountTestCase {
         bytes[bytes.count / 2] ^= 0x20
         XCTAssertTrue(FileManager.default.createFile(atPath: indexPath, contents: bytes, attributes: [.posixPermissions: 0o600]))
         editWhileUnmounted()
-        try mount(["--trust-index"])
-        XCTAssertTrue(log.contains("not used: it is corrupt"), log)
+        try assertTrustedStartRefusesTheIndex(saying: "not used: it is corrupt")
         XCTAssertEqual(try status()["note"] as? String, "written anew")
-        assertViewsFresh()
         fixture.unmount()
         // Truncated, empty, or not an index at all.
         for damaged in [Data(bytes.prefix(bytes.count / 3)), Data(), Data("hello".utf8)] {
@@ -218,9 +224,7 @@ final class IndexMountTests: MountTestCase {
         makeFixture()
         let other = MountedFixture { corpus in corpus.bundle("elsewhere.hpwebsite", title: "Elsewhere", mtime: 1) }
         XCTAssertEqual(QueryfsBinary.run(["ls", other.backing, "by-name", "--index", indexPath]).status, 0)
-        try mount(["--trust-index"])
-        XCTAssertTrue(log.contains("not this directory's"), log)
-        assertViewsFresh()
+        try assertTrustedStartRefusesTheIndex(saying: "not this directory's")
     }
 
     func testOtherFieldSourcesMakeTheIndexOutdated() throws {
@@ -229,9 +233,7 @@ final class IndexMountTests: MountTestCase {
         fixture.unmount()
         // The configuration now takes titles from another key: every title changes.
         Corpus(path: fixture.backing).write(fixture.backed(".queryfs.toml"), Array("[fields]\ntitle = [\"url\"]\n".utf8))
-        try mount(["--trust-index"])
-        XCTAssertTrue(log.contains("outdated"), log)
-        assertViewsFresh()
+        try assertTrustedStartRefusesTheIndex(saying: "outdated")
     }
 
     /// `queryfs ls BACKING` answers from the index a live mount keeps

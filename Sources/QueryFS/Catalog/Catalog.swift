@@ -25,10 +25,8 @@ public struct Catalog: Sendable {
     public static func load(backing path: String, configuration: Configuration, sources extra: FieldSources = FieldSources())
         throws(SystemError) -> Catalog
     {
-        var sources = configuration.sources
-        sources.extraKeyPaths.formUnion(extra.extraKeyPaths)
-        let viewSet = ViewSet(fixed: ViewDefinition.builtIn + configuration.viewDefinitions)
-        var catalog = try load(backing: path, viewSet: viewSet, sources: sources)
+        let sources = configuration.readingSources(adding: extra)
+        var catalog = try load(backing: path, viewSet: configuration.viewSet, sources: sources)
         if !configuration.ignore.isEmpty {
             catalog.items.removeAll { configuration.ignores($0.name.description) }
             // An ignored original leaves its numbered copies without one.
@@ -51,6 +49,17 @@ public struct Catalog: Sendable {
         items.filter { !$0.problems.isEmpty }
             .sorted { $0.name < $1.name }
             .flatMap { item in item.problems.map { (item.name, $0) } }
+    }
+}
+
+extension Configuration {
+    /// What a command reads items with: the configured field sources, with
+    /// `extra`'s payload keys (a query's) and those the views filter or sort on.
+    func readingSources(adding extra: FieldSources) -> FieldSources {
+        var sources = self.sources
+        sources.extraKeyPaths.formUnion(extra.extraKeyPaths)
+        sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
+        return sources
     }
 }
 

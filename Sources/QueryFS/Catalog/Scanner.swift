@@ -348,7 +348,7 @@ struct BundleWalk {
     }
 }
 
-extension Item {
+fileprivate extension Item {
     /// The item marked as a conflict copy (`Scanner`'s name and payload tests).
     func withConflict(_ conflict: (kind: ConflictKind, original: ItemName)?) -> Item {
         var item = self

@@ -50,7 +50,7 @@ extension QueryFilesystem {
             ("changesFollowedBy", JSON.string(catalog.changeFollowing)),
             ("changeNotification", JSON.string(catalog.changeNotificationMode)),
             ("inotifyWatches", String(catalog.inotifyWatchCount)),
-            ("index", catalog.index.json),
+            ("index", Self.json(catalog.index)),
             ("backingFilesystem", JSON.string(catalog.backingFilesystem.type)),
             ("pollingSeconds", catalog.pollingInterval.map { String($0) } ?? "null"),
             ("itemLocks", JSON.string(catalog.backingFilesystem.locks.rawValue)),
@@ -63,6 +63,16 @@ extension QueryFilesystem {
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
         ]
         return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
+    }
+
+    /// The `index` object: where the file is, and how the start used it.
+    private static func json(_ index: IndexStatus) -> String {
+        var fields = [("path", index.path.map(JSON.string) ?? "null"), ("note", JSON.string(index.note)),
+                      ("itemsFromIndex", String(index.itemsFromIndex)), ("itemsRead", String(index.itemsRead)),
+                      ("reconciled", index.reconciled ? "true" : "false")]
+        if let seconds = index.reconciliationSeconds { fields.append(("reconciliationSeconds", String((seconds * 1000).rounded() / 1000))) }
+        if let changed = index.changedWhileUnmounted { fields.append(("changedWhileUnmounted", String(changed))) }
+        return "{" + fields.map { "\(JSON.string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
     }
 
     /// `.queryfs/` itself: read-only, there since the mount.

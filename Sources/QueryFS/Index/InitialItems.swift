@@ -22,6 +22,33 @@ struct InitialItems {
         stamps.append(stamp)
     }
 
+    /// Takes from the index file what needs no reading — `trusted`: all of
+    /// it, unlooked at (a background comparison removes the gone and reads
+    /// the new); else the `listed` items whose stamps still match — and
+    /// returns the names left to read.
+    mutating func take(from contents: IndexFile.Contents, listed: [ItemName], trusted: Bool, root: BackingDirectory,
+                       ignored: (ItemName) -> Bool, sources: ChangeSources) -> [ItemName]
+    {
+        defer { fromIndex = items.count }
+        if trusted {
+            for entry in contents.items where !ignored(entry.item.name) {
+                add(entry.item, stamp: entry.stamp)
+                sources.follow(entry.item.name, kind: entry.item.kind, stamp: entry.stamp)
+            }
+            return []
+        }
+        var unread: [ItemName] = []
+        for (name, entry) in zip(listed, IndexReconciler.unchanged(listed, in: contents.byName(), root: root)) {
+            guard let entry else {
+                unread.append(name)
+                continue
+            }
+            add(entry.item, stamp: entry.stamp)
+            sources.follow(name, kind: entry.item.kind, stamp: entry.stamp)
+        }
+        return unread
+    }
+
     /// Reads `names` on every core, following each item read. The first
     /// scan reads without locks (there is no earlier state to keep); items
     /// a writer holds are read again once it lets go.

@@ -91,28 +91,10 @@ public final class LiveCatalog: @unchecked Sendable {
         // A trusted start lists BACKING in the background too (100,000 names: 60 ms of a start meant to take 0.5 s).
         let names = trusted ? [] : try root.itemNames().filter { !ignored($0) }
         var start = InitialItems(capacity: max(names.count, opened?.contents?.items.count ?? 0))
-        // From the index: what is unchanged (trusted: everything still listed).
         var unread = names
-        if let contents = opened?.contents, trusted {
-            // All of them, unlooked at: the background comparison removes the gone and reads the new.
-            unread = []
-            for entry in contents.items where !ignored(entry.item.name) {
-                start.add(entry.item, stamp: entry.stamp)
-                changeSources.follow(entry.item.name, indexed: entry)
-            }
-        } else if let indexed = opened?.contents?.byName() {
-            let kept = IndexReconciler.unchanged(names, in: indexed, root: root)
-            unread = []
-            for (name, entry) in zip(names, kept) {
-                guard let entry else {
-                    unread.append(name)
-                    continue
-                }
-                start.add(entry.item, stamp: entry.stamp)
-                changeSources.follow(name, indexed: entry)
-            }
+        if let contents = opened?.contents {
+            unread = start.take(from: contents, listed: names, trusted: trusted, root: root, ignored: ignored, sources: changeSources)
         }
-        start.fromIndex = start.items.count
         start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
                    progress: progress)
         changeSources.followListing(knownNames: Set(trusted ? start.items.map(\.name) : names))
@@ -381,7 +363,7 @@ public final class LiveCatalog: @unchecked Sendable {
         hooks.reconciled = { [unowned self] changed, seconds, failure in
             if let failure {
                 // BACKING's listing is then polled from the index's names: what came or went is read once it lists.
-                sources.poller.pollListing(knownNames: guarded.withLock { Set($0.records.keys) })
+                sources.pollListing(knownNames: guarded.withLock { Set($0.records.keys) })
                 indexStatus.withLock { $0.note = "loaded, trusted; not reconciled: " + failure }
                 return log("index not reconciled: \(failure); BACKING's listing is polled until it can be read")
             }

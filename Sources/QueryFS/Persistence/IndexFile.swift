@@ -339,55 +339,25 @@ enum IndexFile {
                         journalBytes: buffer.count - bodyEnd, tornJournal: torn)
     }
 
+    /// The file's bytes: a regular file of this user's (opened without
+    /// blocking or following a link, as payloads are: a FIFO planted there
+    /// must not hang the mount).
     private static func readWhole(_ path: String) -> Result<[UInt8], Rejection> {
-        // Non-blocking: a FIFO planted there must not hang the mount.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else {
-            return errno == ENOENT ? .failure(.missing) : .failure(.unreadable(String(cString: strerror(errno))))
-        }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { return .failure(.unreadable(String(cString: strerror(errno)))) }
-        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.unreadable("not a regular file")) }
-        guard status.st_uid == geteuid() else { return .failure(.foreign("it belongs to user \(status.st_uid), not to this one")) }
-        let size = Int(status.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
-        var done = 0
-        while done < size {
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, size - done) }
-            if got < 0, errno == EINTR { continue }
-            guard got > 0 else {
-                return got == 0 ? .success(Array(bytes.prefix(done))) : .failure(.unreadable(String(cString: strerror(errno))))
+        var otherOwner: uid_t?
+        let read: Result<[UInt8], SystemError> = path.withCString { cPath in
+            Result { () throws(SystemError) in
+                try DirectoryReader.readFile(cPath, in: AT_FDCWD, expectedSize: 0, limit: 1 << 40) { status in
+                    guard status.st_uid != geteuid() else { return nil }
+                    otherOwner = status.st_uid
+                    return SystemError(errno: EPERM, operation: "open")
+                }
             }
-            done += got
         }
-        return .success(bytes)
-    }
-}
-
-/// The index file's decoder, for fuzzing and tests: any bytes a disk may
-/// hold are either read as an index or refused, never a trap.
-public enum IndexFileProbe {
-    /// Decodes `bytes`; what decodes is written again and must read back the same.
-    /// Returns the number of items, nil when refused.
-    @discardableResult
-    public static func check(_ bytes: [UInt8]) -> Int? {
-        guard let contents = try? bytes.withUnsafeBufferPointer({ buffer throws(IndexDecodingError) in
-            try IndexFile.decode(buffer, checkingSums: false)
-        }) else { return nil }
-        let again = IndexFile.snapshot(contents.items, identity: contents.identity)
-        let reread = try? again.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in try IndexFile.decode(buffer) }
-        precondition(reread?.items.count == contents.items.count, "an index that decodes must encode and decode the same")
-        return contents.items.count
-    }
-
-    /// A small index of `items` (seeds for the fuzzer, tests).
-    public static func sample(_ items: [Item], journal: [Item] = [], removing: [ItemName] = []) -> [UInt8] {
-        var sources = FieldSources()
-        sources.extraKeyPaths = ["n"]
-        let identity = IndexFile.Identity(backingPath: "/fuzz", device: 1, inode: 2, sources: sources, payloadLimit: 16 << 20,
-                                          version: IndexFile.Identity.currentVersion)
-        return IndexFile.snapshot(items.map { IndexedItem(item: $0, stamp: 7) }, identity: identity)
-            + IndexFile.journal(journal.map { .upsert(IndexedItem(item: $0, stamp: 9)) } + removing.map { .remove($0) })
+        switch read {
+        case .success(let bytes): return .success(bytes)
+        case .failure(let error):
+            if let otherOwner { return .failure(.foreign("it belongs to user \(otherOwner), not to this one")) }
+            return .failure(error.errno == ENOENT ? .missing : .unreadable(error.message))
+        }
     }
 }

@@ -78,10 +78,6 @@ final class IndexKeeper: @unchecked Sendable {
         queue.add(.append(records))
     }
 
-    /// Rewrites the file from the catalog's items (after a full scan: a
-    /// snapshot loads faster than a journal of every item).
-    func writeSnapshot() { queue.add(.snapshot) }
-
     /// Items are read with these field sources and ignore patterns from now on (a reloaded configuration).
     func setReading(sources: FieldSources, ignorePatterns: [String]) { queue.add(.reading(sources, ignorePatterns)) }
 
@@ -123,12 +119,10 @@ final class IndexKeeper: @unchecked Sendable {
             journalFD = open(location.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
             guard journalFD >= 0 else { return fail(SystemError.current("open", path: location.path)) }
         }
-        var done = 0
-        while done < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(journalFD, $0.baseAddress! + done, bytes.count - done) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return fail(SystemError.current("write", path: location.path)) }
-            done += written
+        do {
+            try writeAll(bytes, to: journalFD, path: location.path)
+        } catch {
+            return fail(error)
         }
         journalBytes += bytes.count
     }

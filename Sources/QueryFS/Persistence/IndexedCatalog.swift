@@ -21,10 +21,8 @@ public enum IndexedCatalog {
                             index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
     {
         let root = try BackingDirectory(path: path)
-        var sources = configuration.sources
-        sources.extraKeyPaths.formUnion(extra.extraKeyPaths)
-        let viewSet = ViewSet(fixed: ViewDefinition.builtIn + configuration.viewDefinitions)
-        sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
+        let sources = configuration.readingSources(adding: extra)
+        let viewSet = configuration.viewSet
         let scanner = Scanner(sources: sources)
         let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit,
                                               ignorePatterns: configuration.ignore)

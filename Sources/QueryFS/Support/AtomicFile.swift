@@ -21,17 +21,10 @@ enum AtomicFile {
         let fd = temporary.withCString { openat(dirfd, $0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw SystemError.current("create", path: display) }
         var failure: SystemError?
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError.current("write", path: display)
-                    return
-                }
-                offset += written
-            }
+        do {
+            try writeAll(bytes, to: fd, path: display)
+        } catch {
+            failure = error
         }
         if failure == nil, let (uid, gid) = owner, uid != geteuid() || gid != getegid(), fchown(fd, uid, gid) != 0, errno != EPERM {
             failure = SystemError.current("chown", path: display)

@@ -68,14 +68,18 @@ enum DirectoryReader {
     /// Reads a whole regular file relative to `dirfd`, up to `limit` bytes.
     /// Anything else (a FIFO, a device, a socket swapped in under the name)
     /// is an error, never a wait: opened without blocking, checked, then read.
-    static func readFile(_ name: UnsafePointer<CChar>, in dirfd: Int32, expectedSize: Int, limit: Int) throws(SystemError) -> [UInt8] {
+    /// `accepting` may refuse the file by its status (the error it returns is thrown).
+    static func readFile(_ name: UnsafePointer<CChar>, in dirfd: Int32, expectedSize: Int, limit: Int,
+                         accepting: (stat) -> SystemError? = { _ in nil }) throws(SystemError) -> [UInt8] {
         let fd = retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
         guard fd >= 0 else { throw SystemError.current("open") }
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw SystemError.current("stat") }
         guard status.st_mode & S_IFMT == S_IFREG else { throw SystemError(errno: EINVAL, operation: "open", detail: "not a regular file") }
-        var buffer = [UInt8](repeating: 0, count: min(max(expectedSize, 0), limit) + 1)
+        if let refusal = accepting(status) { throw refusal }
+        let size = max(expectedSize, Int(clamping: status.st_size))
+        var buffer = [UInt8](repeating: 0, count: min(max(size, 0), limit) + 1)
         var filled = 0
         while true {
             if filled == buffer.count {

@@ -186,10 +186,11 @@ final class ChangePoller: @unchecked Sendable {
 
     private func round() {
         rounds += 1
-        let deep = settings.deepEvery <= 1 || rounds % settings.deepEvery == 0  // the listing, read even if BACKING's times stand
+        // Every deepEvery-th round the listing is read even if BACKING's own times stand.
+        let readListingAnyway = settings.deepEvery <= 1 || rounds % settings.deepEvery == 0
         var discovered = Found()
         let (pollsListing, files) = state.withLock { ($0.pollsListing, $0.files) }
-        if pollsListing { pollListing(into: &discovered, evenIfUnchanged: deep) }
+        if pollsListing { pollListing(into: &discovered, evenIfUnchanged: readListingAnyway) }
         for (path, old) in files {
             let new = FileStamp(path: path)
             if new != old {
@@ -218,7 +219,6 @@ final class ChangePoller: @unchecked Sendable {
         report(discovered)
     }
 
-    /// The full stamp of `name` against the last one; whether it changed.
     /// Whether `name` was unsettled and has settled since: read it again now.
     private func settledSince(_ name: ItemName) -> Bool {
         guard state.withLock({ $0.unsettled.contains(name) }) else { return false }
@@ -230,6 +230,7 @@ final class ChangePoller: @unchecked Sendable {
         }
     }
 
+    /// The full stamp of `name` against the last one; whether it changed.
     private func deepCheck(_ name: ItemName) -> Bool {
         // The quick stamp first: a change landing during this check (a
         // payload renamed over while the item is read) still differs from it

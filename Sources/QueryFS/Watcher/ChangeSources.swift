@@ -95,6 +95,11 @@ final class ChangeSources {
         if !watcher.watchesRoot || pollsEverything { poller.pollListing(knownNames: knownNames) }
     }
 
+    /// Polls BACKING's listing from `knownNames` whatever else follows it
+    /// (BACKING could not be listed when it had to be: what came or went is
+    /// reported once it can be).
+    func pollListing(knownNames: Set<ItemName>) { poller.pollListing(knownNames: knownNames) }
+
     /// Follows an item just read: a bundle's folders are watched; where
     /// that fails, or BACKING itself is not watched, the item is polled
     /// from the stamp this read saw (on a network filesystem, polled anyway).
@@ -103,11 +108,11 @@ final class ChangeSources {
         follow(name, kind: item.kind, stamp: read.stamp, settled: read.settledStamp != 0, directories: read.directories)
     }
 
-    /// Follows an item taken from the index file: its folders are not
-    /// known (inotify lists them); polling starts from the stamp the index kept.
-    func follow(_ name: ItemName, indexed: IndexedItem) {
-        follow(name, kind: indexed.item.kind, stamp: indexed.stamp == 0 ? nil : ItemStamp(value: indexed.stamp), settled: true,
-               directories: nil)
+    /// Follows an item not read now (taken from the index file): its
+    /// folders are not known (inotify lists them); polling starts from
+    /// `stamp`, the value it was read at (0: unknown).
+    func follow(_ name: ItemName, kind: Item.Kind, stamp: UInt64) {
+        follow(name, kind: kind, stamp: stamp == 0 ? nil : ItemStamp(value: stamp), settled: true, directories: nil)
     }
 
     private func follow(_ name: ItemName, kind: Item.Kind, stamp: ItemStamp?, settled: Bool, directories: [[UInt8]]?) {
