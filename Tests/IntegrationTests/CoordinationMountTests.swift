@@ -182,7 +182,7 @@ final class CoordinationMountTests: XCTestCase {
         XCTAssertNotNil(pid)
         var acknowledged: [Int] = []
         for number in 0..<2_000 {
-            if number == 300, let pid { kill(pid, SIGKILL) }
+            if number == 300, let pid { fixture.killDaemon(pid) }
             let path = fixture.mounted("bundles/item.hpwebsite/ack-\(number)")
             if RawFiles.write(path, Array("write \(number)\n".utf8)) == 0 { acknowledged.append(number) } else if number > 300 { break }
         }

@@ -133,7 +133,7 @@ final class IndexMountTests: MountTestCase {
         corpus.bundle("live.hpwebsite", title: "Made live", tags: ["live"], mtime: 6_000)
         XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
         let pid = try XCTUnwrap(fixture.daemonPID())
-        kill(pid, SIGKILL)
+        fixture.killDaemon(pid)
         XCTAssertTrue(eventually { kill(pid, 0) != 0 })
         fixture.unmount()
         // The journal holds the live changes; a torn record at its end is cut off.

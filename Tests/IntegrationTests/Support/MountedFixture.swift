@@ -53,6 +53,45 @@ final class MountedFixture {
         return nil
     }
 
+    /// SIGKILLs the daemon, and keeps the test from hanging on what that can
+    /// leave: a daemon thread caught inside a request to its own mount (the
+    /// event replayer touches paths through it) can never finish dying, so
+    /// the kernel keeps the connection and every later access waits. If the
+    /// process has not gone within 3 s, the connection is aborted through
+    /// fusectl (mounted if need be), as an administrator would.
+    func killDaemon(_ pid: pid_t) {
+        kill(pid, SIGKILL)
+        let mountPoint = self.mountPoint
+        Thread.detachNewThread {
+            let deadline = Date().addingTimeInterval(3)
+            while Date() < deadline {
+                // Dead once no thread is left but zombies (or the process is reaped).
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                let living = tasks.filter { task in
+                    let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8)) ?? ""
+                    // The state follows the command name's closing parenthesis.
+                    return stat.split(separator: ")").last?.split(separator: " ").first.map { $0 != "Z" && $0 != "X" } ?? false
+                }
+                if living.isEmpty { return }
+                usleep(50_000)
+            }
+            Self.abortConnection(of: mountPoint)
+        }
+    }
+
+    /// Aborts the FUSE connection behind `mountPoint` (fusectl's `abort`).
+    static func abortConnection(of mountPoint: String) {
+        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.split(separator: " ").dropFirst(4).first.map { MountTable.unescape(String($0)) } == mountPoint }),
+              let device = line.split(separator: " ").dropFirst(2).first, let minor = device.split(separator: ":").last
+        else { return }
+        let connections = "/sys/fs/fuse/connections"
+        if !FileManager.default.fileExists(atPath: connections + "/\(minor)") {
+            Program.run(["mount", "-t", "fusectl", "none", connections])
+        }
+        FileManager.default.createFile(atPath: connections + "/\(minor)/abort", contents: Data("1".utf8))
+    }
+
     /// Resident memory of the daemon, in bytes (VmRSS), or nil.
     func daemonResidentBytes() -> Int? {
         guard let pid = daemonPID(), let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
