@@ -36,7 +36,7 @@ struct MemoryBreakdown {
         do { items = try Scanner().scan(root) } catch { fail("\(error)") }
         note("items: Item values (names, titles, sort keys, tags, URLs, payload values)")
         let records = items.map { ItemRecord($0) }
-        note("records: an ItemRecord per item (display title and extension)")
+        note("records: an ItemRecord per item (its own name bytes, packed text fields)")
         let index = LiveIndex(items: items, viewSet: ViewSet())
         note("index: its own records, the built-in views and tag folders, lookups by name")
         let catalog: LiveCatalog
@@ -51,7 +51,8 @@ struct MemoryBreakdown {
         for (what, bytes) in rows {
             print("  \(format(Double(bytes) / 1_048_576, 1).padding(7)) MiB  \(String(bytes / count).padding(5)) bytes/item  \(what)")
         }
-        print("  an Item is \(MemoryLayout<Item>.stride) bytes inline (an ItemRecord about \(16 + MemoryLayout<Item>.stride + 2 * MemoryLayout<String>.stride)); the rest of its row is heap: name bytes, title, sort key, tags, URL")
+        print("  an Item is \(MemoryLayout<Item>.stride) bytes inline; the rest of its row is heap: name bytes, title, sort key, tags, URL")
+        print("  an ItemRecord is one object (scalars inline) and two arrays: its name bytes, and its text fields packed end to end")
         print("  \(index.views.count) views hold \(references) entries (\(format(Double(references) / Double(count), 1)) per item)")
         withExtendedLifetime((items, records, index, catalog, filesystem)) {}
     }

@@ -54,13 +54,17 @@ public enum EntryNaming {
     /// own, or (`clashingItem`) the name of the item it clashes with, split
     /// and sanitized as a name without a title is.
     public static func entryTitle(of item: Item, naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
-        if naming == .clashingItem, let original = item.conflictOf {
-            let stem = sanitize(original.stem)
-            let ext = original.ext
-            return (stem.isEmpty ? replacingUnsafeCharacters(in: original.stem) : stem,
-                    isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext))
-        }
+        if naming == .clashingItem, let original = item.conflictOf { return clashingTitle(of: original) }
         return (displayTitle(of: item), displayExtension(of: item))
+    }
+
+    /// What a `conflicts/` entry shows: the name of the item a copy clashes
+    /// with, split and sanitized as a name without a title is.
+    public static func clashingTitle(of original: ItemName) -> (title: String, ext: String) {
+        let stem = sanitize(original.stem)
+        let ext = original.ext
+        return (stem.isEmpty ? replacingUnsafeCharacters(in: original.stem) : stem,
+                isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext))
     }
 
     /// Width of the zero-padded rank: max(4, digits of the view's count).
@@ -75,8 +79,10 @@ public enum EntryNaming {
     }
 
     /// The extension as it appears in entry names (sanitized, not trimmed).
-    public static func displayExtension(of item: Item) -> String {
-        let ext = item.name.ext
+    public static func displayExtension(of item: Item) -> String { displayExtension(of: item.name) }
+
+    public static func displayExtension(of name: ItemName) -> String {
+        let ext = name.ext
         return isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext)
     }
 

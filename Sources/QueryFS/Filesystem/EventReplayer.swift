@@ -245,7 +245,7 @@ final class EventReplayer: @unchecked Sendable {
     private var isStopped: Bool { queueLock.withLock { stopped } }
 
     private func entry(_ record: ItemRecord, in folder: ViewFolder) -> fuse_entry_param {
-        let id = NodeID.entry(folder: folder.serial, item: filesystem.folders.serial(of: record.name))
+        let id = NodeID.entry(folder: folder.serial, item: record.serial)
         var entry = filesystem.entryParameters(id: id, attributes: filesystem.entryAttributes(id: id, record: record, depth: folder.depth),
                                                timeout: filesystem.policy.viewTimeout)
         // Attributes are asked for again: the record replayed may be older than the latest.

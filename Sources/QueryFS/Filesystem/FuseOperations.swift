@@ -289,6 +289,7 @@ enum FuseOperations {
             // Entries 0 and 1 are `.` and `..`.
             if plus { folder?.noteListed(upTo: end - 2) }
         }
+        fs.catalog.idleTrim.mark()
     }
 }
 

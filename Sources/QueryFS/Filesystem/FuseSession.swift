@@ -80,6 +80,8 @@ public struct FuseSession {
         try MountPreflight.checkFuseDevice()
         // Before anything opens: the passthrough table sizes its descriptor cache from it.
         DescriptorLimit.raiseSoftLimit()
+        // Before the scan's threads: a daemon that lives for months keeps few arenas.
+        MemoryTrim.limitArenas(to: 2)
 
         let configuration: Configuration
         do {
@@ -128,6 +130,8 @@ public struct FuseSession {
             throw MountPreflight.Failure("backing directory \(options.backing): \(error.message)")
         }
 
+        // The start's garbage, all of it dead by now (see `MemoryTrim`).
+        MemoryTrim.returnFreedMemory()
         // Modes reach us with the caller's umask already applied by the
         // kernel; the daemon's own would strip them a second time (a file
         // made with umask 002 would lose group write). As passthrough_ll.

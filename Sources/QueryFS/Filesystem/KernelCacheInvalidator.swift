@@ -29,9 +29,9 @@ struct KernelCacheInvalidator {
         let now = Timestamp.now
         filesystem.lastChangeStorage.withLock { $0 = now }
         let folders = filesystem.folders
-        var changedItems = Set<ItemName>()
+        var changedItems = Set<UInt32>()  // serials
         for change in update.changes {
-            for name in change.newNames.keys.compactMap({ update.listings[change.path]?[$0].name }) { changedItems.insert(name) }
+            for serial in change.newNames.keys.compactMap({ update.listings[change.path]?[$0].serial }) { changedItems.insert(serial) }
         }
         for item in update.touchedItems {
             if let record = filesystem.catalog.withIndex({ $0.records[item] }) { folders.remember(record) }
@@ -87,7 +87,7 @@ struct KernelCacheInvalidator {
             invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
             if replaying { events.append(.entries(folder: folder, script: EventScript(old: old, new: folder.listing, change: change, bound: bound))) }
             for item in changedItems {
-                invalidateInode(NodeID.entry(folder: folder.serial, item: folders.serial(of: item)))
+                invalidateInode(NodeID.entry(folder: folder.serial, item: item))
             }
         }
         var touchedPaths: [[UInt8]] = []

@@ -24,12 +24,12 @@ extension QueryFilesystem {
         var problemItems: [(ItemName, String)] = []
         var problemCount = 0, archived = 0, bundles = 0, conflicts = 0
         for record in records.values {
-            if record.item.archived { archived += 1 }
-            if record.item.conflict != nil { conflicts += 1 }
-            if record.item.kind == .bundle { bundles += 1 }
-            guard !record.item.problems.isEmpty else { continue }
+            if record.archived { archived += 1 }
+            if record.conflict != nil { conflicts += 1 }
+            if record.kind == .bundle { bundles += 1 }
+            guard !record.problems.isEmpty else { continue }
             problemCount += 1
-            problemItems.append((record.name, record.item.problems.joined(separator: "; ")))
+            problemItems.append((record.name, record.problems.joined(separator: "; ")))
         }
         let items = records.count
         // The first 100 by name: the file stays small however much is broken.

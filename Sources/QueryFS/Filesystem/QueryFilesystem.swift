@@ -235,7 +235,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         attributes.st_gid = owner.gid
         attributes.st_size = off_t(linkStyle.target(for: record.name, depth: depth).count)
         attributes.st_blksize = 4096
-        let modified = record.item.modified
+        let modified = record.modified
         let time = timespec(tv_sec: Int(modified.seconds), tv_nsec: Int(modified.nanoseconds))
         attributes.st_mtim = time
         attributes.st_ctim = time

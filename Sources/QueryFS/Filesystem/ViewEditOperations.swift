@@ -94,7 +94,7 @@ extension QueryFilesystem {
         }
         // The entry, under the name given; not kept (its real name is computed), so the kernel asks again.
         guard let record = catalog.withIndex({ $0.records[item] }) else { return fail(request, ENOENT) }
-        let id = NodeID.entry(folder: folder.serial, item: folders.serial(of: item))
+        let id = NodeID.entry(folder: folder.serial, item: record.serial)
         var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
         fuse_reply_entry(request, &entry)
         forgetNamesAfterReply()

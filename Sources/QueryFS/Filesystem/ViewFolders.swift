@@ -233,11 +233,10 @@ final class ViewFolderTable: @unchecked Sendable {
     private var folderByPath: [[String]: ViewFolder] = [:]
     private var tagFolderNames: [String] = []         // present tag folders, sorted bytewise
     private var queryFolderNames: [String] = []       // query folders made so far, in order of making
-    private var itemNames: [ItemName] = []            // by serial
-    private var itemSerials: [ItemName: UInt32] = [:]
-    /// The latest record of each item (for entries that left their view but
-    /// that the kernel still holds).
-    private var latestRecords: [ItemName: ItemRecord] = [:]
+    /// The latest record of each item, by serial (`ItemRecord.serial`):
+    /// for entries that left their view but that the kernel still holds.
+    /// An array, not a table by name: 8 bytes an item.
+    private var latestRecords: [ItemRecord?] = []
 
     func folder(serial: UInt32) -> ViewFolder? {
         lock.withLock { Int(serial) < folders.count ? folders[Int(serial)] ?? nil : nil }
@@ -308,30 +307,26 @@ final class ViewFolderTable: @unchecked Sendable {
     }
     var queryFolders: [String] { lock.withLock { queryFolderNames } }
 
-    func serial(of name: ItemName) -> UInt32 {
-        lock.withLock {
-            if let serial = itemSerials[name] { return serial }
-            let serial = UInt32(itemNames.count)
-            itemNames.append(name)
-            itemSerials[name] = serial
-            return serial
-        }
-    }
-
-    func item(serial: UInt32) -> ItemName? {
-        lock.withLock { Int(serial) < itemNames.count ? itemNames[Int(serial)] : nil }
-    }
-
-    /// Takes every record at once (at mount: one copy-on-write dictionary, not 100,000 inserts).
+    /// Takes every record at once (at mount).
     func rememberAll(_ records: [ItemName: ItemRecord]) {
-        lock.withLock { latestRecords = records }
+        let highest = records.values.reduce(0) { max($0, Int($1.serial)) }
+        var latest = [ItemRecord?](repeating: nil, count: highest + 1)
+        for record in records.values { latest[Int(record.serial)] = record }
+        lock.withLock { latestRecords = latest }
     }
 
     func remember(_ record: ItemRecord) {
-        lock.withLock { latestRecords[record.name] = record }
+        lock.withLock {
+            let serial = Int(record.serial)
+            if serial >= latestRecords.count {
+                latestRecords.append(contentsOf: repeatElement(nil, count: serial + 1 - latestRecords.count))
+            }
+            latestRecords[serial] = record
+        }
     }
 
-    func latestRecord(of name: ItemName) -> ItemRecord? {
-        lock.withLock { latestRecords[name] }
+    /// The latest record of the item numbered `serial`.
+    func latestRecord(serial: UInt32) -> ItemRecord? {
+        lock.withLock { Int(serial) < latestRecords.count ? latestRecords[Int(serial)] : nil }
     }
 }

@@ -59,7 +59,7 @@ extension QueryFilesystem {
             // lookups in the folder to finish), never after it.
             func reply(_ listing: ViewListing, _ index: Int, exact: Bool) {
                 let record = listing.records[index]
-                let id = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
+                let id = NodeID.entry(folder: serial, item: record.serial)
                 var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
                                             timeout: exact ? policy.viewTimeout : 0)
                 fuse_reply_entry(request, &entry)
@@ -124,9 +124,7 @@ extension QueryFilesystem {
 
     /// The folder and latest record behind an entry id.
     func entryRecord(folder folderSerial: UInt32, item itemSerial: UInt32) -> (ViewFolder, ItemRecord)? {
-        guard let folder = folders.folder(serial: folderSerial), let name = folders.item(serial: itemSerial),
-              let record = folders.latestRecord(of: name)
-        else { return nil }
+        guard let folder = folders.folder(serial: folderSerial), let record = folders.latestRecord(serial: itemSerial) else { return nil }
         return (folder, record)
     }
 
@@ -189,7 +187,7 @@ extension QueryFilesystem {
             return DirectoryListing(count: listing.count + 2) { [self] index in
                 if index < 2 { return index == 0 ? .init(name: Array(".".utf8), attributes: folderAttributes, id: 0) : dots[1] }
                 let record = listing.records[index - 2]
-                let entryID = NodeID.entry(folder: serial, item: folders.serial(of: record.name))
+                let entryID = NodeID.entry(folder: serial, item: record.serial)
                 return .init(name: listing.name(at: index - 2), attributes: entryAttributes(id: entryID, record: record, depth: folder.depth),
                              id: entryID)
             }

@@ -22,6 +22,11 @@ final class ChangeLoop: @unchecked Sendable {
     private let timing: LiveCatalog.Timing
     private let hooks: Hooks
     private let shortestAge: () -> Double?
+    /// Seconds until the index's evaluation cache expires (nil: none), and
+    /// dropping it (true if it was dropped): see `LiveIndex.allRecords`.
+    private let evaluationCacheExpiry: () -> Double?
+    private let dropIdleEvaluationCache: () -> Bool
+    private let idleTrim: IdleMemoryTrim
     private let takeConfigurationEdited: () -> Bool
     private let isStopping: () -> Bool
     /// Work others asked to run on this thread (`LiveCatalog.onWatcherThread`).
@@ -29,6 +34,8 @@ final class ChangeLoop: @unchecked Sendable {
 
     init(sources: ChangeSources, updater: CatalogUpdater, releaseWaiters: ReleaseWaiters, wake: WakeSignal,
          timing: LiveCatalog.Timing, hooks: Hooks, shortestAge: @escaping () -> Double?,
+         evaluationCacheExpiry: @escaping () -> Double?, dropIdleEvaluationCache: @escaping () -> Bool,
+         idleTrim: IdleMemoryTrim,
          takeConfigurationEdited: @escaping () -> Bool, isStopping: @escaping () -> Bool,
          takeTasks: @escaping () -> [@Sendable () -> Void])
     {
@@ -39,6 +46,9 @@ final class ChangeLoop: @unchecked Sendable {
         self.timing = timing
         self.hooks = hooks
         self.shortestAge = shortestAge
+        self.evaluationCacheExpiry = evaluationCacheExpiry
+        self.dropIdleEvaluationCache = dropIdleEvaluationCache
+        self.idleTrim = idleTrim
         self.takeConfigurationEdited = takeConfigurationEdited
         self.isStopping = isStopping
         self.takeTasks = takeTasks
@@ -62,9 +72,16 @@ final class ChangeLoop: @unchecked Sendable {
                 let left = Int32(min(Double(Int32.max), max(0, (lastAgeRecount + agePeriod - monotonicSeconds()) * 1000)).rounded(.up))
                 timeout = timeout < 0 ? left : min(timeout, left)
             }
+            for due in [evaluationCacheExpiry(), idleTrim.secondsUntilDue].compactMap({ $0 }) {
+                let left = Int32(min(Double(Int32.max), due * 1000).rounded(.up))
+                timeout = timeout < 0 ? left : min(timeout, left)
+            }
             let events = sources.wait(timeout: timeout, wakeFD: wake.fd)
             if isStopping() { break }
             wake.drain()
+            // Dropped and given back outside the index lock's hold (trimming takes milliseconds).
+            if dropIdleEvaluationCache() { MemoryTrim.returnFreedMemory() }
+            idleTrim.trimIfDue()
             for task in takeTasks() { task() }
             if takeConfigurationEdited() { pending.configurationChanged = true }
             if let agePeriod, monotonicSeconds() - lastAgeRecount >= agePeriod {

@@ -3,29 +3,131 @@ import Synchronization
 /// One state of an item, shared by every view that shows it. Immutable: a
 /// change to the item makes a new record, so views can still find the old
 /// one by its old sort position.
+///
+/// Compact, because the daemon keeps one per item for its whole life (a
+/// million of them at the scale the mount is built for): scalars inline,
+/// and every text field (title, URL, tags, display title) packed into one
+/// byte array, where an `Item` holds five separate heap objects and a
+/// title sort key. At 100,000 sample items this took the records from
+/// about 640 to about 300 bytes each (`queryfs-bench memory`). Rare fields
+/// (payload values, problems, the item a conflict copy clashes with) sit in
+/// `Extras`, nil for nearly every item. `item` rebuilds the full value
+/// when a caller needs it; hot paths read the fields here instead.
 public final class ItemRecord: Sendable {
     /// The stamp the item was read at, for the index file (0: unknown).
     /// Atomic: a re-read that finds the same fields keeps this record and
     /// only moves its stamp, while the index keeper may be copying it.
     private let stampStorage: Atomic<UInt64>
-    public let item: Item
-    /// Sanitized title and extension, computed once for entry names.
-    public let displayTitle: String
-    public let displayExtension: String
+    /// Its own copy of the name bytes (see `init`); dictionary keys share it.
+    public let name: ItemName
+    public let size: UInt64
+    private let modifiedSeconds: Int64
+    private let createdSeconds: Int64
+    private let modifiedNanoseconds: UInt32
+    private let createdNanoseconds: UInt32
+    /// Title bytes, URL bytes, tags (each a LEB128 length and its bytes),
+    /// then the display title when it differs from the title.
+    private let text: [UInt8]
+    private let titleEnd: UInt32
+    private let urlEnd: UInt32
+    private let tagsEnd: UInt32
+    /// The item's number for the mount's entry node ids (`NodeID.entry`),
+    /// given by the live index and kept by every later record of the same
+    /// item, so that the filesystem needs no table from names to numbers
+    /// (0: none, for records outside a live index).
+    public let serial: UInt32
+    public let kind: Item.Kind
+    public let archived: Bool
+    public let conflict: ConflictKind?
+    private let hasURL: Bool
+    private let extras: Extras?
 
-    public init(_ item: Item, stamp: UInt64 = 0) {
-        self.item = item
-        stampStorage = Atomic(stamp)
-        displayTitle = EntryNaming.displayTitle(of: item)
-        displayExtension = EntryNaming.displayExtension(of: item)
+    /// What few items have; kept apart so the rest do not pay for it.
+    private final class Extras: Sendable {
+        let payloadValues: [String: PayloadValue]
+        let problems: [String]
+        let conflictOf: ItemName?
+
+        init(payloadValues: [String: PayloadValue], problems: [String], conflictOf: ItemName?) {
+            self.payloadValues = payloadValues
+            self.problems = problems
+            self.conflictOf = conflictOf
+        }
     }
 
-    public var name: ItemName { item.name }
+    public init(_ item: Item, stamp: UInt64 = 0, serial: UInt32 = 0) {
+        stampStorage = Atomic(stamp)
+        self.serial = serial
+        // A fresh copy, not the scan's array: the scan's allocations are
+        // interleaved with its transient strings, and a record holding on to
+        // one of them would keep that whole heap page resident.
+        name = ItemName(item.name.bytes.withUnsafeBufferPointer { Array($0) })
+        size = item.size
+        modifiedSeconds = item.modified.seconds
+        modifiedNanoseconds = item.modified.nanoseconds
+        createdSeconds = item.created.seconds
+        createdNanoseconds = item.created.nanoseconds
+        kind = item.kind
+        archived = item.archived
+        conflict = item.conflict
+        hasURL = item.url != nil
+        let display = EntryNaming.displayTitle(of: item)
+        let separateDisplay = display != item.title
+        var packed: [UInt8] = []
+        packed.reserveCapacity(item.title.utf8.count + (item.url?.utf8.count ?? 0)
+                               + item.tags.reduce(0) { $0 + $1.utf8.count + 5 } + (separateDisplay ? display.utf8.count : 0))
+        packed.append(contentsOf: item.title.utf8)
+        titleEnd = UInt32(packed.count)
+        if let url = item.url { packed.append(contentsOf: url.utf8) }
+        urlEnd = UInt32(packed.count)
+        for tag in item.tags {
+            Self.appendLength(tag.utf8.count, to: &packed)
+            packed.append(contentsOf: tag.utf8)
+        }
+        tagsEnd = UInt32(packed.count)
+        if separateDisplay { packed.append(contentsOf: display.utf8) }
+        // Exactly sized: reserveCapacity may round up, and this array lives as long as the record.
+        text = packed.count == packed.capacity ? packed : packed.withUnsafeBufferPointer { Array($0) }
+        let conflictOf = item.conflict == nil || item.conflictOf == item.name ? nil : item.conflictOf
+        extras = item.payloadValues.isEmpty && item.problems.isEmpty && conflictOf == nil
+            ? nil : Extras(payloadValues: item.payloadValues, problems: item.problems, conflictOf: conflictOf)
+    }
 
     public var stamp: UInt64 {
         get { stampStorage.load(ordering: .relaxed) }
         set { stampStorage.store(newValue, ordering: .relaxed) }
     }
+
+    public var modified: Timestamp { Timestamp(seconds: modifiedSeconds, nanoseconds: modifiedNanoseconds) }
+    public var created: Timestamp { Timestamp(seconds: createdSeconds, nanoseconds: createdNanoseconds) }
+    public var title: String { string(0, Int(titleEnd)) }
+    public var url: String? { hasURL ? string(Int(titleEnd), Int(urlEnd)) : nil }
+    public var problems: [String] { extras?.problems ?? [] }
+    public var payloadValues: [String: PayloadValue] { extras?.payloadValues ?? [:] }
+    public var conflictOf: ItemName? { conflict == nil ? nil : extras?.conflictOf ?? name }
+
+    public var tags: [String] {
+        var tags: [String] = []
+        forEachTag { tags.append(String(decoding: $0, as: UTF8.self)) }
+        return tags
+    }
+
+    /// The title's natural-order key (`NaturalOrder`), made when asked:
+    /// keeping one per item cost about 80 bytes each.
+    public var titleSortKey: [UInt8] { NaturalOrder.sortKey(title) }
+
+    /// The full item, rebuilt from the record.
+    public var item: Item {
+        Item(name: name, kind: kind, title: title, archived: archived, tags: tags, url: url, modified: modified,
+             created: created, size: size, payloadValues: payloadValues, problems: problems,
+             conflict: conflict, conflictOf: conflictOf)
+    }
+
+    /// Sanitized title and extension of entry names (`EntryNaming`).
+    public var displayTitle: String {
+        Int(tagsEnd) < text.count ? string(Int(tagsEnd), text.count) : title
+    }
+    public var displayExtension: String { EntryNaming.displayExtension(of: name) }
 
     /// The entry name at 0-based `index` of a view of `count` entries.
     public func entryName(index: Int, count: Int, naming: ViewDefinition.EntryTitle = .title) -> [UInt8] {
@@ -33,8 +135,42 @@ public final class ItemRecord: Sendable {
         return EntryNaming.entryName(rank: index + 1, width: EntryNaming.rankWidth(count: count), title: title, ext: ext)
     }
 
-    /// The title and extension entries show (`.title`: those computed once here).
+    /// The title and extension entries show (`.title`: the sanitized title and the name's extension).
     public func entryTitle(_ naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
-        naming == .title ? (displayTitle, displayExtension) : EntryNaming.entryTitle(of: item, naming: naming)
+        naming == .clashingItem && conflict != nil
+            ? EntryNaming.clashingTitle(of: conflictOf ?? name) : (displayTitle, displayExtension)
+    }
+
+    private func string(_ start: Int, _ end: Int) -> String {
+        text.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of each tag, in order.
+    public func forEachTag(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        text.withUnsafeBufferPointer { bytes in
+            var position = Int(urlEnd)
+            let end = Int(tagsEnd)
+            while position < end {
+                var length = 0, shift = 0
+                while true {
+                    let byte = bytes[position]
+                    position += 1
+                    length |= Int(byte & 0x7F) << shift
+                    shift += 7
+                    if byte & 0x80 == 0 { break }
+                }
+                body(UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
+                position += length
+            }
+        }
+    }
+
+    private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {
+        var rest = length
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
     }
 }

@@ -44,6 +44,8 @@ public final class LiveCatalog: @unchecked Sendable {
     private let requestedKeyPaths: Set<String>
     private let log: @Sendable (String) -> Void
     private let wakeSignal: WakeSignal
+    /// Marked by request handlers that leave garbage; the watcher trims.
+    public let idleTrim: IdleMemoryTrim
     private let subscribers = UpdateSubscribers()
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
@@ -77,6 +79,7 @@ public final class LiveCatalog: @unchecked Sendable {
         self.log = log
         let wakeSignal = try WakeSignal()
         self.wakeSignal = wakeSignal
+        idleTrim = IdleMemoryTrim(wake: { wakeSignal.wake() })
         releaseWaiters = ReleaseWaiters(rootFD: root.fd, onRelease: { wakeSignal.wake() })
         // Follow first, then scan: a change during the scan is then seen twice, never missed.
         let changeSources = try ChangeSources(root: root, log: log, pollerSettings: pollerSettings.poller,
@@ -125,7 +128,7 @@ public final class LiveCatalog: @unchecked Sendable {
         guard let opened else { return (nil, IndexStatus(path: nil, note: "none kept"), nil) }
         let keeper = IndexKeeper(location: opened.settings.location, lock: opened.lock, identity: opened.identity,
                                  loaded: opened.contents, log: log) { [guarded] in
-            guarded.withLock { Array($0.records.values) }.map { IndexedItem(item: $0.item, stamp: $0.stamp) }
+            guarded.withLock { Array($0.records.values) }
         }
         var status = IndexStatus(path: opened.settings.location.path, note: opened.contents == nil ? "written anew" : "loaded")
         status.itemsFromIndex = start.fromIndex
@@ -301,8 +304,9 @@ public final class LiveCatalog: @unchecked Sendable {
             return missing
         }
         guard missing.isEmpty else { throw .payloadKeysNotExtracted(missing) }
-        // The watcher may be waiting with no timeout: it now has ages to recount.
-        if query.shortestAge != nil { wakeSignal.wake() }
+        // The watcher may be waiting with no timeout: it now has ages to
+        // recount, and the evaluation cache to drop once idle.
+        wakeSignal.wake()
     }
 
     /// Stops keeping the view of query `text` current.
@@ -380,6 +384,9 @@ public final class LiveCatalog: @unchecked Sendable {
         let loop = ChangeLoop(
             sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: timing, hooks: hooks,
             shortestAge: { [guarded] in guarded.withLock { $0.shortestAge } },
+            evaluationCacheExpiry: { [guarded] in guarded.withLock { $0.evaluationCacheExpiry } },
+            dropIdleEvaluationCache: { [guarded] in guarded.withLock { $0.dropIdleEvaluationCache() } },
+            idleTrim: idleTrim,
             takeConfigurationEdited: { [unowned self] in configurationEdited.exchange(false, ordering: .relaxed) },
             isStopping: { [unowned self] in stopping.load(ordering: .relaxed) },
             takeTasks: { [unowned self] in tasks.withLock { tasks in defer { tasks.removeAll() }; return tasks } })

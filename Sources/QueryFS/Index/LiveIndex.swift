@@ -10,17 +10,44 @@ public final class LiveIndex {
         didSet { allRecordsCache = nil }
     }
     /// Every record, and its item, as arrays: what a new view is evaluated
-    /// over. Kept until the next change, so making many `query/` folders in
-    /// a row does not copy 100,000 items for each.
-    private var allRecordsCache: (records: [ItemRecord], items: [Item], columns: SortColumns)?
+    /// over. Kept for a few seconds (`dropIdleEvaluationCache`), so making
+    /// many `query/` folders in a row rebuilds 100,000 items once, but not
+    /// for the life of the mount: the items are full copies (about 600
+    /// bytes each, where the records hold about 300).
+    private var allRecordsCache: (records: [ItemRecord], items: [Item], columns: SortColumns, madeAt: Double)?
     private var allRecords: (records: [ItemRecord], items: [Item], columns: SortColumns) {
-        if let cached = allRecordsCache { return cached }
+        if let cached = allRecordsCache { return (cached.records, cached.items, cached.columns) }
         let records = Array(records.values)
         let items = records.map(\.item)
         let made = (records, items, SortColumns(items: items))
-        allRecordsCache = made
+        allRecordsCache = (made.0, made.1, made.2, monotonicSeconds())
         return made
     }
+
+    /// How long the evaluation cache outlives its making.
+    public static let evaluationCacheSeconds = 2.0
+
+    /// Seconds until the evaluation cache is to be dropped, nil if there is none.
+    public var evaluationCacheExpiry: Double? {
+        allRecordsCache.map { max(0, $0.madeAt + Self.evaluationCacheSeconds - monotonicSeconds()) }
+    }
+
+    /// Drops the evaluation cache once it has been idle long enough; true if it did.
+    public func dropIdleEvaluationCache() -> Bool {
+        guard let expiry = evaluationCacheExpiry, expiry == 0 else { return false }
+        allRecordsCache = nil
+        return true
+    }
+    /// The last serial given to a record (`ItemRecord.serial`).
+    private var lastSerial: UInt32 = 0
+
+    /// The next serial, never 0; after 4 billion items it starts again (an
+    /// id reused that late cannot still be held by the kernel for another).
+    private static func next(_ last: inout UInt32) -> UInt32 {
+        last = last == .max ? 1 : last + 1
+        return last
+    }
+
     private var fixedViews: [SortedView] {
         didSet {
             shortestAgeCache = nil
@@ -58,8 +85,11 @@ public final class LiveIndex {
     /// `stamps`: for the index file, the stamp each item was read at (`ItemRecord.stamp`), in the same order.
     public init(items: [Item], stamps: [UInt64] = [], viewSet: ViewSet = ViewSet()) {
         self.viewSet = viewSet
-        let itemRecords = stamps.count == items.count
-            ? zip(items, stamps).map { ItemRecord($0, stamp: $1) } : items.map { ItemRecord($0) }
+        var itemRecords: [ItemRecord] = []
+        itemRecords.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            itemRecords.append(ItemRecord(item, stamp: stamps.count == items.count ? stamps[index] : 0, serial: Self.next(&lastSerial)))
+        }
         records.reserveCapacity(items.count)
         for record in itemRecords { records[record.name] = record }
         // Views are independent: evaluated on every core (1,000 configured
@@ -168,15 +198,17 @@ public final class LiveIndex {
     /// was read at, are kept all the same).
     @discardableResult
     public func apply(_ changes: [ItemName: Item?], stamps: [ItemName: UInt64] = [:]) -> [ViewChange] {
-        var changed: [(old: ItemRecord?, new: ItemRecord?)] = []
+        var changed: [(old: Placed?, new: Placed?)] = []
         for (name, state) in changes {
-            let old = records[name]
+            let old = records[name].map { Placed(record: $0, item: $0.item) }
             switch (old, state) {
             case (nil, nil): continue
             case let (old?, new?) where old.item == new:
-                old.stamp = stamps[name] ?? 0
+                old.record.stamp = stamps[name] ?? 0
                 continue
-            default: changed.append((old, state.map { ItemRecord($0, stamp: stamps[name] ?? 0) }))
+            default:
+                let serial = old?.record.serial ?? Self.next(&lastSerial)
+                changed.append((old, state.map { Placed(record: ItemRecord($0, stamp: stamps[name] ?? 0, serial: serial), item: $0) }))
             }
         }
         guard !changed.isEmpty else { return [] }
@@ -192,8 +224,8 @@ public final class LiveIndex {
         // folder's filter would sanitize every tag again for each folder.
         var foldersOfRecord: [ObjectIdentifier: Set<String>] = [:]
         for (old, new) in changed {
-            for record in [old, new].compactMap({ $0 }) {
-                foldersOfRecord[ObjectIdentifier(record)] = Set(record.item.tags.compactMap(EntryNaming.tagFolderName))
+            for placed in [old, new].compactMap({ $0 }) {
+                foldersOfRecord[ObjectIdentifier(placed.record)] = Set(placed.item.tags.compactMap(EntryNaming.tagFolderName))
             }
         }
         for folder in foldersOfRecord.values.reduce(into: Set<String>(), { $0.formUnion($1) })
@@ -202,7 +234,7 @@ public final class LiveIndex {
             let existing = tagViews[folder]
             let view = existing ?? SortedView(definition: .tag(folder: folder), records: [])
             let kindBefore: ViewChange.Kind = existing == nil ? .appeared : .changed
-            let isMember = { (record: ItemRecord) in foldersOfRecord[ObjectIdentifier(record)]?.contains(folder) ?? false }
+            let isMember = { (placed: Placed) in foldersOfRecord[ObjectIdentifier(placed.record)]?.contains(folder) ?? false }
             guard var change = update(view, with: changed, kind: kindBefore, isMember: isMember) else { continue }
             if view.count == 0 {
                 tagViews[folder] = nil
@@ -213,29 +245,36 @@ public final class LiveIndex {
             result.append(change)
         }
         for (old, new) in changed {
-            if let new { records[new.name] = new } else if let old { records[old.name] = nil }
+            if let new { records[new.record.name] = new.record } else if let old { records[old.record.name] = nil }
         }
         return result
     }
 
+    /// A record with the item it holds, rebuilt once per change rather than
+    /// once per view and per step of a binary search (`ItemRecord.item`).
+    private struct Placed {
+        let record: ItemRecord
+        let item: Item
+    }
+
     /// Re-places the changed items in one view and computes its diff.
     /// `isMember` says whether a record belongs in the view (its filter, unless the caller knows faster).
-    private func update(_ view: SortedView, with changed: [(old: ItemRecord?, new: ItemRecord?)], kind: ViewChange.Kind,
-                        isMember: ((ItemRecord) -> Bool)? = nil) -> ViewChange? {
+    private func update(_ view: SortedView, with changed: [(old: Placed?, new: Placed?)], kind: ViewChange.Kind,
+                        isMember: ((Placed) -> Bool)? = nil) -> ViewChange? {
         let oldCount = view.count
         let isMember = isMember ?? { view.contains($0.item) }
         var leaving: [(record: ItemRecord, index: Int)] = []
-        var arriving: [ItemRecord] = []
+        var arriving: [Placed] = []
         for (old, new) in changed {
-            if let old, isMember(old), let index = view.existingPosition(of: old) { leaving.append((old, index)) }
+            if let old, isMember(old), let index = view.existingPosition(of: old.record, old.item) { leaving.append((old.record, index)) }
             if let new, isMember(new) { arriving.append(new) }
         }
         guard !leaving.isEmpty || !arriving.isEmpty else { return nil }
 
         for (_, index) in leaving.sorted(by: { $0.index > $1.index }) { view.remove(at: index) }
-        for record in arriving { view.insert(record) }
+        for placed in arriving { view.insert(placed.record, placed.item) }
         let newCount = view.count
-        let placed = arriving.map { (record: $0, index: view.position(of: $0)) }
+        let placed = arriving.map { (record: $0.record, index: view.position(of: $0.record, $0.item)) }
 
         let diff = IncrementalDiff(leaving: leaving, arriving: placed, oldCount: oldCount)
         var oldNames: [Int: [UInt8]] = [:]

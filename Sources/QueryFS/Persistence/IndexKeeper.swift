@@ -29,7 +29,7 @@ final class IndexKeeper: @unchecked Sendable {
     private let queue = QueueThread<Task>()
     private let log: @Sendable (String) -> Void
     /// The catalog's items and their stamps, read under its lock (on the keeper's thread).
-    private let currentItems: @Sendable () -> [IndexedItem]
+    private let currentItems: @Sendable () -> [ItemRecord]
     private var journalFD: Int32 = -1
     private var bodyBytes: Int
     private var journalBytes: Int
@@ -43,7 +43,7 @@ final class IndexKeeper: @unchecked Sendable {
     /// behind it, unread) or the file was written another way (an index
     /// keeping more payload keys than this mount reads).
     init(location: IndexLocation, lock: IndexLock, identity: IndexFile.Identity, loaded contents: IndexFile.Contents?,
-         log: @escaping @Sendable (String) -> Void, currentItems: @escaping @Sendable () -> [IndexedItem])
+         log: @escaping @Sendable (String) -> Void, currentItems: @escaping @Sendable () -> [ItemRecord])
     {
         self.location = location
         self.lock = lock
@@ -129,8 +129,9 @@ final class IndexKeeper: @unchecked Sendable {
 
     /// The whole file again, from the catalog's items.
     private func rewrite() {
-        let items = currentItems()
-        let bytes = IndexFile.snapshot(items, identity: identity)
+        // Each record's item is rebuilt as it is written, not all at once:
+        // a copy of every item would cost the daemon about 600 bytes per item.
+        let bytes = IndexFile.snapshot(currentItems().lazy.map { IndexedItem(item: $0.item, stamp: $0.stamp) }, identity: identity)
         do {
             try IndexFile.replace(at: location, with: bytes)
         } catch {
@@ -141,7 +142,7 @@ final class IndexKeeper: @unchecked Sendable {
         bodyBytes = bytes.count
         journalBytes = 0
         journalHasChanges = false
-        // The copy of every item and the file's bytes, freed on this thread's arena.
+        // The file's bytes, freed on this thread's arena.
         MemoryTrim.returnFreedMemory()
     }
 
