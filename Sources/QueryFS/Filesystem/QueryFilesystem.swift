@@ -12,6 +12,8 @@ import Synchronization
 /// exactly what changed (`KernelCacheInvalidator`).
 public final class QueryFilesystem: @unchecked Sendable {
     let catalog: LiveCatalog
+    /// The live index's, for stale-name lookups without its lock (`EntryTitlePresence`).
+    let titlePresence: EntryTitlePresence
     let linkStyle: LinkStyle
     let folders = ViewFolderTable()
     let passthrough: PassthroughTable
@@ -80,6 +82,7 @@ public final class QueryFilesystem: @unchecked Sendable {
         mountTime = Timestamp(seconds: Int64(now.tv_sec), nanoseconds: UInt32(now.tv_nsec))
         (rootClock, tagRootClock, queryRootClock) = (FolderClock(mountTime), FolderClock(mountTime), FolderClock(mountTime))
         owner = (getuid(), getgid())
+        titlePresence = catalog.withIndex { $0.titlePresence }
         catalog.withIndex { index in
             fixedPathsStorage = index.viewSet.fixed.map(\.path)
             folders.rememberAll(index.records)

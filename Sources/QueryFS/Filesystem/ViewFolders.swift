@@ -47,13 +47,16 @@ final class ViewListing: @unchecked Sendable {
     /// `isCurrent` says a newer listing replaced this one: a lookup then
     /// asks the newer one, instead of finishing a search of 100,000 titles
     /// while the entry it polls for has already come.
-    func search(ofEntryMeaning name: UnsafeBufferPointer<UInt8>, isCurrent: () -> Bool = { true }) -> StaleSearch {
+    func search(ofEntryMeaning name: UnsafeBufferPointer<UInt8>, isCurrent: () -> Bool = { true },
+                mayHaveTitle: ([UInt8]) -> Bool = { _ in true }) -> StaleSearch {
         if let exact = index(ofEntryNamed: name) { return .found(exact) }
         // In conflicts/ the copies of one item share a name but for the rank:
         // the nearest match could be another copy.
         guard naming == .title else { return .missing }
         guard let (rank, rest) = Self.rankAndRest(name), records.count > 0 else { return .missing }
         if restLock.withLock({ missedRests.contains(rest) }) { return .missing }
+        // A title no item has (a name that may be cut to 255 bytes is not asked about).
+        if width + 1 + rest.count < EntryNaming.maximumNameLength - 4, !mayHaveTitle(rest) { return .missing }
         let center = min(max(rank - 1, 0), records.count - 1)
         // Outward from the rank: a file manager a change or two behind.
         for distance in 0...Self.nearbyRanks {
@@ -80,6 +83,10 @@ final class ViewListing: @unchecked Sendable {
 
     /// Whether the entry at `index` is named `rest` after its rank.
     private func entryRest(of record: ItemRecord, equals rest: [UInt8]) -> Bool {
+        // Compared as the record's bytes where it can be: a search that
+        // misses walks every entry, and building each title as a String
+        // cost 300 ms at 1,000,000 entries.
+        if naming == .title, let equal = record.entryRestEquals(rest, width: width) { return equal }
         let (shownTitle, shownExt) = record.entryTitle(naming)
         let title = shownTitle.utf8, ext = shownExt.utf8
         let length = title.count + (ext.isEmpty ? 0 : 1 + ext.count)

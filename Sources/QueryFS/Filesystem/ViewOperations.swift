@@ -76,7 +76,8 @@ extension QueryFilesystem {
             // come held every change back by that much.
             for _ in 0..<8 {
                 guard let listing = stale else { return }
-                let search = listing.search(ofEntryMeaning: nameBytes) { folder.listing === listing }
+                let search = listing.search(ofEntryMeaning: nameBytes, isCurrent: { folder.listing === listing },
+                                            mayHaveTitle: titlePresence.mayHave)
                 let answered: Bool = folder.replyLock.withLock {
                     guard folder.listing === listing else { stale = folder.listing; return false }
                     switch search {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// One state of an item, shared by every view that shows it. Immutable: a
@@ -124,9 +127,7 @@ public final class ItemRecord: Sendable {
     }
 
     /// Sanitized title and extension of entry names (`EntryNaming`).
-    public var displayTitle: String {
-        Int(tagsEnd) < text.count ? string(Int(tagsEnd), text.count) : title
-    }
+    public var displayTitle: String { string(displayTitleRange.lowerBound, displayTitleRange.upperBound) }
     public var displayExtension: String { EntryNaming.displayExtension(of: name) }
 
     /// The entry name at 0-based `index` of a view of `count` entries.
@@ -139,6 +140,55 @@ public final class ItemRecord: Sendable {
     public func entryTitle(_ naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
         naming == .clashingItem && conflict != nil
             ? EntryNaming.clashingTitle(of: conflictOf ?? name) : (displayTitle, displayExtension)
+    }
+
+    /// Whether entries of the two records read alike but for their ranks:
+    /// compared as bytes, no String built (a sweep of a million shifted entries asks this of each).
+    public func hasSameEntryTitle(as other: ItemRecord, naming: ViewDefinition.EntryTitle) -> Bool {
+        if naming == .clashingItem, conflict != nil || other.conflict != nil {
+            return entryTitle(naming) == other.entryTitle(naming)
+        }
+        let same = text.withUnsafeBufferPointer { mine in
+            other.text.withUnsafeBufferPointer { theirs in
+                mine[displayTitleRange].elementsEqual(theirs[other.displayTitleRange])
+            }
+        }
+        return same && displayExtension == other.displayExtension
+    }
+
+    /// Whether `rest` is this record's entry name after a rank of `width`
+    /// digits (`.title` naming): display title, `.`, extension. Nil for a
+    /// name that may be cut to 255 bytes, which only `EntryNaming.entryName`
+    /// builds right. The title's bytes are compared first: nearly every
+    /// entry differs there, and a search that misses asks every entry.
+    public func entryRestEquals(_ rest: [UInt8], width: Int) -> Bool? {
+        let title = displayTitleRange
+        // The extension is at most the name: a bound on the length, without finding it.
+        guard width + 2 + title.count + name.bytes.count <= EntryNaming.maximumNameLength else { return nil }
+        guard rest.count >= title.count else { return false }
+        let titleMatches = text.withUnsafeBufferPointer { bytes in
+            rest.withUnsafeBufferPointer { rest in
+                title.count == 0 || memcmp(bytes.baseAddress! + title.lowerBound, rest.baseAddress!, title.count) == 0
+            }
+        }
+        guard titleMatches else { return false }
+        let ext = displayExtension.utf8
+        if ext.isEmpty { return rest.count == title.count }
+        return rest.count == title.count + 1 + ext.count && rest[title.count] == UInt8(ascii: ".")
+            && rest[(title.count + 1)...].elementsEqual(ext)
+    }
+
+    /// The entry name after its rank (`.title` naming, uncut): for `EntryTitlePresence`.
+    public func forEachEntryRestPiece(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[displayTitleRange])) }
+        let ext = displayExtension
+        guard !ext.isEmpty else { return }
+        [UInt8(ascii: ".")].withUnsafeBufferPointer(body)
+        Array(ext.utf8).withUnsafeBufferPointer(body)
+    }
+
+    private var displayTitleRange: Range<Int> {
+        Int(tagsEnd) < text.count ? Int(tagsEnd)..<text.count : 0..<Int(titleEnd)
     }
 
     private func string(_ start: Int, _ end: Int) -> String {

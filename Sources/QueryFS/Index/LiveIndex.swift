@@ -38,6 +38,9 @@ public final class LiveIndex {
         allRecordsCache = nil
         return true
     }
+    /// Which entry titles some item has: stale-name lookups ask it first.
+    public let titlePresence: EntryTitlePresence
+
     /// The last serial given to a record (`ItemRecord.serial`).
     private var lastSerial: UInt32 = 0
 
@@ -85,13 +88,17 @@ public final class LiveIndex {
     /// `stamps`: for the index file, the stamp each item was read at (`ItemRecord.stamp`), in the same order.
     public init(items: [Item], stamps: [UInt64] = [], viewSet: ViewSet = ViewSet()) {
         self.viewSet = viewSet
+        titlePresence = EntryTitlePresence(expectedItems: items.count)
         var itemRecords: [ItemRecord] = []
         itemRecords.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
             itemRecords.append(ItemRecord(item, stamp: stamps.count == items.count ? stamps[index] : 0, serial: Self.next(&lastSerial)))
         }
         records.reserveCapacity(items.count)
-        for record in itemRecords { records[record.name] = record }
+        for record in itemRecords {
+            records[record.name] = record
+            titlePresence.add(record)
+        }
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
         let columns = SortColumns(items: items)
@@ -246,6 +253,8 @@ public final class LiveIndex {
         }
         for (old, new) in changed {
             if let new { records[new.record.name] = new.record } else if let old { records[old.record.name] = nil }
+            if let old { titlePresence.remove(old.record) }
+            if let new { titlePresence.add(new.record) }
         }
         return result
     }

@@ -1,0 +1,74 @@
+import XCTest
+@testable import QueryFS
+
+/// A record keeps an item's fields packed (issue 17's memory): what it
+/// rebuilds must be the item it was made from, for any fields.
+final class ItemRecordTests: XCTestCase {
+    private static let samples: [Item] = {
+        let longTag = String(repeating: "t", count: 300)  // a length past one LEB128 byte
+        return [
+            Item(name: ItemName("A.hpwebsite"), kind: .bundle, title: "Plain", tags: ["x"], url: "https://e.com/1",
+                 modified: Timestamp(seconds: 5, nanoseconds: 7), created: Timestamp(seconds: -3, nanoseconds: 999_999_999), size: 12),
+            Item(name: ItemName("no-title.txt"), kind: .file),
+            Item(name: ItemName("e.x"), kind: .file, title: "", tags: ["", longTag, "a\u{0}b", "é/∕"], url: ""),
+            Item(name: ItemName([0x66, 0xFF, 0x2E, 0xFE]), kind: .file, title: "bad\u{1}/title  ", archived: true),
+            Item(name: ItemName("p.json"), kind: .file, title: "P", payloadValues: ["a.b": .array([.integer(1), .string("s")])],
+                 problems: ["payload: broken", "second"]),
+            Item(name: ItemName("A.sync-conflict-20240101-010101-ABC.hpwebsite"), kind: .bundle, title: "Copy",
+                 conflict: .syncCopy, conflictOf: ItemName("A.hpwebsite")),
+            Item(name: ItemName("git.hpwebsite"), kind: .bundle, title: "G", conflict: .gitMarkers),
+            Item(name: ItemName("t.x"), kind: .file, title: String(repeating: "長", count: 200)),
+        ]
+    }()
+
+    func testARecordRebuildsItsItem() {
+        for item in Self.samples {
+            let record = ItemRecord(item, stamp: 42, serial: 7)
+            XCTAssertEqual(record.item, item, "\(item.name)")
+            XCTAssertEqual(record.tags, item.tags)
+            XCTAssertEqual(record.url, item.url)
+            XCTAssertEqual(record.titleSortKey, item.titleSortKey)
+            XCTAssertEqual(record.modified, item.modified)
+            XCTAssertEqual(record.stamp, 42)
+            XCTAssertEqual(record.serial, 7)
+            XCTAssertEqual(record.displayTitle, EntryNaming.displayTitle(of: item))
+            XCTAssertEqual(record.displayExtension, EntryNaming.displayExtension(of: item))
+            for naming in [ViewDefinition.EntryTitle.title, .clashingItem] {
+                XCTAssertTrue(record.entryTitle(naming) == EntryNaming.entryTitle(of: item, naming: naming), "\(item.name) \(naming)")
+            }
+        }
+    }
+
+    /// The byte comparisons stale-name lookups and sweeps use agree with the names as built.
+    func testEntryNamesCompareAsBuilt() {
+        let records = Self.samples.map { ItemRecord($0) }
+        for (index, record) in records.enumerated() {
+            for width in [4, 7] {
+                let name = record.entryName(index: 0, count: width == 4 ? 10 : 1_000_000)
+                let rest = Array(name.dropFirst(width + 1))
+                if let equal = record.entryRestEquals(rest, width: width) { XCTAssertTrue(equal, "\(record.name)") }
+                for other in records where other !== record {
+                    if let equal = other.entryRestEquals(rest, width: width) {
+                        XCTAssertEqual(equal, other.entryName(index: 0, count: width == 4 ? 10 : 1_000_000) == name)
+                    }
+                    XCTAssertEqual(record.hasSameEntryTitle(as: other, naming: .title),
+                                   record.entryTitle(.title) == other.entryTitle(.title), "\(index)")
+                }
+            }
+        }
+    }
+
+    /// Never "no" for a title an item has, through adds and removes.
+    func testTitlePresenceHasNoFalseNo() {
+        let presence = EntryTitlePresence(expectedItems: 10)
+        let records = (0..<20_000).map { ItemRecord(Item(name: ItemName("n\($0).x"), kind: .file, title: "T \($0 % 5_000)")) }
+        for record in records { presence.add(record) }
+        for record in records.prefix(10_000) { presence.remove(record) }
+        for record in records.suffix(10_000) {
+            XCTAssertTrue(presence.mayHave(Array(record.entryName(index: 0, count: 1).dropFirst(5))))
+        }
+        // Titles nobody has: mostly "no" (the filter is sized for 10 items, so not always).
+        let absent = (0..<1_000).filter { !presence.mayHave(Array("Absent \($0).x".utf8)) }.count
+        XCTAssertGreaterThan(absent, 0)
+    }
+}
