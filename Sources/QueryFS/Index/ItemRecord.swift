@@ -10,7 +10,7 @@ import Synchronization
 /// Compact, because the daemon keeps one per item for its whole life (a
 /// million of them at the scale the mount is built for): scalars inline,
 /// and every text field (title, URL, tags, display title) packed into one
-/// byte array, where an `Item` holds five separate heap objects and a
+/// block of bytes, where an `Item` holds five separate heap objects and a
 /// title sort key. At 100,000 sample items this took the records from
 /// about 640 to about 300 bytes each (`queryfs-bench memory`). Rare fields
 /// (payload values, problems, the item a conflict copy clashes with) sit in
@@ -30,7 +30,10 @@ public final class ItemRecord: Sendable {
     private let createdNanoseconds: UInt32
     /// Title bytes, URL bytes, tags (each a LEB128 length and its bytes),
     /// then the display title when it differs from the title.
-    private let text: [UInt8]
+    /// Allocated with malloc, not an Array: an array's 32-byte header took
+    /// 3.2 MB at 100,000 items. Written once in `init`, freed in `deinit`.
+    nonisolated(unsafe) private let textStart: UnsafeMutablePointer<UInt8>
+    private let textCount: UInt32
     private let titleEnd: UInt32
     private let urlEnd: UInt32
     private let tagsEnd: UInt32
@@ -89,12 +92,18 @@ public final class ItemRecord: Sendable {
         }
         tagsEnd = UInt32(packed.count)
         if separateDisplay { packed.append(contentsOf: display.utf8) }
-        // Exactly sized: reserveCapacity may round up, and this array lives as long as the record.
-        text = packed.count == packed.capacity ? packed : packed.withUnsafeBufferPointer { Array($0) }
+        textStart = UnsafeMutablePointer<UInt8>.allocate(capacity: max(packed.count, 1))
+        textStart.initialize(from: packed, count: packed.count)
+        textCount = UInt32(packed.count)
         let conflictOf = item.conflict == nil || item.conflictOf == item.name ? nil : item.conflictOf
         extras = item.payloadValues.isEmpty && item.problems.isEmpty && conflictOf == nil
             ? nil : Extras(payloadValues: item.payloadValues, problems: item.problems, conflictOf: conflictOf)
     }
+
+    deinit { textStart.deallocate() }
+
+    /// The packed text fields.
+    private var text: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: textStart, count: Int(textCount)) }
 
     public var stamp: UInt64 {
         get { stampStorage.load(ordering: .relaxed) }
@@ -148,11 +157,7 @@ public final class ItemRecord: Sendable {
         if naming == .clashingItem, conflict != nil || other.conflict != nil {
             return entryTitle(naming) == other.entryTitle(naming)
         }
-        let same = text.withUnsafeBufferPointer { mine in
-            other.text.withUnsafeBufferPointer { theirs in
-                mine[displayTitleRange].elementsEqual(theirs[other.displayTitleRange])
-            }
-        }
+        let same = text[displayTitleRange].elementsEqual(other.text[other.displayTitleRange])
         return same && displayExtension == other.displayExtension
     }
 
@@ -166,10 +171,8 @@ public final class ItemRecord: Sendable {
         // The extension is at most the name: a bound on the length, without finding it.
         guard width + 2 + title.count + name.bytes.count <= EntryNaming.maximumNameLength else { return nil }
         guard rest.count >= title.count else { return false }
-        let titleMatches = text.withUnsafeBufferPointer { bytes in
-            rest.withUnsafeBufferPointer { rest in
-                title.count == 0 || memcmp(bytes.baseAddress! + title.lowerBound, rest.baseAddress!, title.count) == 0
-            }
+        let titleMatches = title.count == 0 || rest.withUnsafeBufferPointer { rest in
+            memcmp(textStart + title.lowerBound, rest.baseAddress!, title.count) == 0
         }
         guard titleMatches else { return false }
         let ext = displayExtension.utf8
@@ -180,7 +183,7 @@ public final class ItemRecord: Sendable {
 
     /// The entry name after its rank (`.title` naming, uncut): for `EntryTitlePresence`.
     public func forEachEntryRestPiece(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        text.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[displayTitleRange])) }
+        body(UnsafeBufferPointer(rebasing: text[displayTitleRange]))
         let ext = displayExtension
         guard !ext.isEmpty else { return }
         [UInt8(ascii: ".")].withUnsafeBufferPointer(body)
@@ -192,12 +195,13 @@ public final class ItemRecord: Sendable {
     }
 
     private func string(_ start: Int, _ end: Int) -> String {
-        text.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        String(decoding: UnsafeBufferPointer(rebasing: text[start..<end]), as: UTF8.self)
     }
 
     /// Calls `body` with the UTF-8 bytes of each tag, in order.
     public func forEachTag(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        text.withUnsafeBufferPointer { bytes in
+        do {
+            let bytes = text
             var position = Int(urlEnd)
             let end = Int(tagsEnd)
             while position < end {
