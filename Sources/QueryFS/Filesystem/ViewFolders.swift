@@ -315,7 +315,7 @@ final class ViewFolderTable: @unchecked Sendable {
     var queryFolders: [String] { lock.withLock { queryFolderNames } }
 
     /// Takes every record at once (at mount).
-    func rememberAll(_ records: [ItemName: ItemRecord]) {
+    func rememberAll(_ records: RecordTable) {
         let highest = records.values.reduce(0) { max($0, Int($1.serial)) }
         var latest = [ItemRecord?](repeating: nil, count: highest + 1)
         for record in records.values { latest[Int(record.serial)] = record }

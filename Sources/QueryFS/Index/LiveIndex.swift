@@ -6,7 +6,7 @@
 /// hands the results on.
 public final class LiveIndex {
     public private(set) var viewSet: ViewSet
-    public private(set) var records: [ItemName: ItemRecord] = [:] {
+    public private(set) var records = RecordTable() {
         didSet { allRecordsCache = nil }
     }
     /// Every record, and its item, as arrays: what a new view is evaluated
@@ -94,7 +94,7 @@ public final class LiveIndex {
         for (index, item) in items.enumerated() {
             itemRecords.append(ItemRecord(item, stamp: stamps.count == items.count ? stamps[index] : 0, serial: Self.next(&lastSerial)))
         }
-        records.reserveCapacity(items.count)
+        records = RecordTable(minimumCapacity: items.count)
         for record in itemRecords {
             records[record.name] = record
             titlePresence.add(record)

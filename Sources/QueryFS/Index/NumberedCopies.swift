@@ -23,7 +23,7 @@ struct NumberedCopies {
 
     /// Marks the batch's items (nil: gone) and the existing copies of the
     /// names it makes or removes; keeps the table up to date with the batch.
-    mutating func mark(_ batch: inout [ItemName: Item?], stamps: inout [ItemName: UInt64], records: [ItemName: ItemRecord],
+    mutating func mark(_ batch: inout [ItemName: Item?], stamps: inout [ItemName: UInt64], records: RecordTable,
                        patterns: ConflictPatterns)
     {
         guard patterns.numberedCopies else { return }

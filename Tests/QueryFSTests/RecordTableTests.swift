@@ -1,0 +1,59 @@
+import XCTest
+@testable import QueryFS
+
+/// The live index's table of records by name (issue 17's memory) behaves
+/// as the Dictionary it replaced, through growth, removal and copies.
+final class RecordTableTests: XCTestCase {
+    func testRandomChangesMatchADictionary() {
+        var generator = SplitMix(seed: 17)
+        var table = RecordTable()
+        var model: [ItemName: ItemRecord] = [:]
+        var snapshots: [(RecordTable, [ItemName: ItemRecord])] = []
+        for step in 0..<20_000 {
+            let name = ItemName("item \(generator.next() % 3_000).x")
+            switch generator.next() % 3 {
+            case 0, 1:
+                let record = ItemRecord(Item(name: name, kind: .file, title: "T \(step)"))
+                table[name] = record
+                model[name] = record
+            default:
+                table[name] = nil
+                model[name] = nil
+            }
+            if step % 4_000 == 0 { snapshots.append((table, model)) }
+            XCTAssertEqual(table.count, model.count)
+        }
+        for (table, model) in snapshots + [(table, model)] {
+            XCTAssertEqual(table.count, model.count)
+            for (name, record) in model { XCTAssertTrue(table[name] === record, "\(name)") }
+            for probe in 3_000..<3_100 { XCTAssertNil(table[ItemName("item \(probe).x")]) }
+            XCTAssertEqual(Set(table.keys), Set(model.keys))
+            XCTAssertEqual(Array(table).count, model.count)
+        }
+    }
+
+    func testReservedTableHoldsWithoutGrowingAndEmpties() {
+        var table = RecordTable(minimumCapacity: 1_000)
+        let records = (0..<1_000).map { ItemRecord(Item(name: ItemName("n\($0)"), kind: .file)) }
+        for record in records { table[record.name] = record }
+        XCTAssertEqual(table.count, 1_000)
+        // Homes spread over the table (a bad scaling once sent every name to slot 0).
+        XCTAssertLessThan(table.longestProbe, 64)
+        for record in records { table[record.name] = nil }
+        XCTAssertTrue(table.isEmpty)
+        XCTAssertNil(table[records[0].name])
+    }
+}
+
+/// A small deterministic generator, so a failure repeats.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
