@@ -11,7 +11,9 @@ import Synchronization
 /// answered at once here; "maybe" still walks. Never "no" for a title an
 /// item has: 8-bit counters, three per title, and a counter that reached
 /// 255 stays there. 8 counters per item at the start: 8 MB at 1,000,000
-/// items, false "maybe" about 3 % of the time.
+/// items, false "maybe" about 3 % of the time. A list that grows far past
+/// its size at the start gets more false "maybe"s (walks, never a wrong
+/// answer) until the next mount sizes the filter anew.
 public final class EntryTitlePresence: Sendable {
     private let counters: Mutex<[UInt8]>
     private let mask: UInt64
