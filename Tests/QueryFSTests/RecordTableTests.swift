@@ -5,7 +5,7 @@ import XCTest
 /// as the Dictionary it replaced, through growth, removal and copies.
 final class RecordTableTests: XCTestCase {
     func testRandomChangesMatchADictionary() {
-        var generator = SplitMix(seed: 17)
+        var generator = LiveIndexTests.Random(state: 17)
         var table = RecordTable()
         var model: [ItemName: ItemRecord] = [:]
         var snapshots: [(RecordTable, [ItemName: ItemRecord])] = []
@@ -42,18 +42,5 @@ final class RecordTableTests: XCTestCase {
         for record in records { table[record.name] = nil }
         XCTAssertTrue(table.isEmpty)
         XCTAssertNil(table[records[0].name])
-    }
-}
-
-/// A small deterministic generator, so a failure repeats.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
