@@ -89,7 +89,12 @@ extension QueryFilesystem {
         attributes.st_nlink = 1
         attributes.st_uid = owner.uid
         attributes.st_gid = owner.gid
-        attributes.st_size = off_t(statusText().count)
+        // 0, as /proc's files: the text is made when the file is opened and
+        // read to its end (direct I/O). A size from this moment was wrong by
+        // the time a reader that trusts it opened the file, should the status
+        // change in between (a trusted start's reconciliation ending): the
+        // reader then got truncated JSON. Also spares every stat a render.
+        attributes.st_size = 0
         let now = Timestamp.now
         attributes.st_mtim = timespec(tv_sec: Int(now.seconds), tv_nsec: Int(now.nanoseconds))
         attributes.st_ctim = attributes.st_mtim
