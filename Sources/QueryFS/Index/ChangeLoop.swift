@@ -72,15 +72,17 @@ final class ChangeLoop: @unchecked Sendable {
                 let left = Int32(min(Double(Int32.max), max(0, (lastAgeRecount + agePeriod - monotonicSeconds()) * 1000)).rounded(.up))
                 timeout = timeout < 0 ? left : min(timeout, left)
             }
-            for due in [evaluationCacheExpiry(), idleTrim.secondsUntilDue].compactMap({ $0 }) {
+            // Asked once per wake (it takes the index lock): nil, as nearly always, and nothing is dropped after.
+            let cacheExpiry = evaluationCacheExpiry()
+            for due in [cacheExpiry, idleTrim.secondsUntilDue].compactMap({ $0 }) {
                 let left = Int32(min(Double(Int32.max), due * 1000).rounded(.up))
                 timeout = timeout < 0 ? left : min(timeout, left)
             }
             let events = sources.wait(timeout: timeout, wakeFD: wake.fd)
             if isStopping() { break }
             wake.drain()
-            // Dropped and given back outside the index lock's hold (trimming takes milliseconds).
-            if dropIdleEvaluationCache() { MemoryTrim.returnFreedMemory() }
+            // Its memory is given back as a handler's garbage is: after a quiet second, off this thread.
+            if cacheExpiry != nil, dropIdleEvaluationCache() { idleTrim.mark() }
             idleTrim.trimIfDue()
             for task in takeTasks() { task() }
             if takeConfigurationEdited() { pending.configurationChanged = true }

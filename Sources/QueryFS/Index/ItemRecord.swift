@@ -46,6 +46,8 @@ public final class ItemRecord: Sendable {
     public let archived: Bool
     public let conflict: ConflictKind?
     private let hasURL: Bool
+    /// Whether the display title is stored after the tags (it differs from the title).
+    private let hasSeparateDisplayTitle: Bool
     private let extras: Extras?
 
     /// What few items have; kept apart so the rest do not pay for it.
@@ -79,6 +81,7 @@ public final class ItemRecord: Sendable {
         hasURL = item.url != nil
         let display = EntryNaming.displayTitle(of: item)
         let separateDisplay = display != item.title
+        hasSeparateDisplayTitle = separateDisplay
         var packed: [UInt8] = []
         packed.reserveCapacity(item.title.utf8.count + (item.url?.utf8.count ?? 0)
                                + item.tags.reduce(0) { $0 + $1.utf8.count + 5 } + (separateDisplay ? display.utf8.count : 0))
@@ -191,7 +194,7 @@ public final class ItemRecord: Sendable {
     }
 
     private var displayTitleRange: Range<Int> {
-        Int(tagsEnd) < text.count ? Int(tagsEnd)..<text.count : 0..<Int(titleEnd)
+        hasSeparateDisplayTitle ? Int(tagsEnd)..<text.count : 0..<Int(titleEnd)
     }
 
     private func string(_ start: Int, _ end: Int) -> String {
@@ -200,22 +203,20 @@ public final class ItemRecord: Sendable {
 
     /// Calls `body` with the UTF-8 bytes of each tag, in order.
     public func forEachTag(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
-        do {
-            let bytes = text
-            var position = Int(urlEnd)
-            let end = Int(tagsEnd)
-            while position < end {
-                var length = 0, shift = 0
-                while true {
-                    let byte = bytes[position]
-                    position += 1
-                    length |= Int(byte & 0x7F) << shift
-                    shift += 7
-                    if byte & 0x80 == 0 { break }
-                }
-                body(UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
-                position += length
+        let bytes = text
+        var position = Int(urlEnd)
+        let end = Int(tagsEnd)
+        while position < end {
+            var length = 0, shift = 0
+            while true {
+                let byte = bytes[position]
+                position += 1
+                length |= Int(byte & 0x7F) << shift
+                shift += 7
+                if byte & 0x80 == 0 { break }
             }
+            body(UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
+            position += length
         }
     }
 

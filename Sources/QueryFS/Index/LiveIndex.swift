@@ -38,6 +38,7 @@ public final class LiveIndex {
         allRecordsCache = nil
         return true
     }
+
     /// Which entry titles some item has: stale-name lookups ask it first.
     public let titlePresence: EntryTitlePresence
 

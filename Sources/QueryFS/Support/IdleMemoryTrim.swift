@@ -8,7 +8,8 @@ import Synchronization
 /// builds and frees 100,000 names on libfuse's threads, whose malloc arenas
 /// glibc never shrinks on its own: 4–10 MB stayed resident at 100,000 items
 /// after every view was listed once. Handlers only mark (two atomic
-/// operations); the watcher thread trims (`malloc_trim` takes milliseconds).
+/// operations), and so does the watcher when it drops the index's evaluation
+/// cache; the watcher starts each trim on a thread of its own.
 public final class IdleMemoryTrim: Sendable {
     public static let quietSeconds = 1.0
     /// `monotonicSeconds()` of the last mark, as its bit pattern.
@@ -41,6 +42,10 @@ public final class IdleMemoryTrim: Sendable {
         guard secondsUntilDue == 0 else { return }
         pending.store(false, ordering: .relaxed)
         // Detached: nobody waits for it, and a joinable thread never joined keeps its stack.
-        if let thread = startThread({ MemoryTrim.returnFreedMemory() }) { pthread_detach(thread) }
+        guard let thread = startThread({ MemoryTrim.returnFreedMemory() }) else {
+            // No thread to be had (EAGAIN): trimmed here, late rather than never.
+            return MemoryTrim.returnFreedMemory()
+        }
+        pthread_detach(thread)
     }
 }
