@@ -13,8 +13,10 @@
 #   inotify watches held, and how changes are followed
 #   change latency p50/p99 (queryfs-bench latency)
 #   walk of bundles/ (stat everything, read every payload) with the daemon
-#     held to 4,096 descriptors (prlimit), against the same walk of BACKING;
-#     errors counted (bar: none)
+#     held to 4,096 descriptors (prlimit), against the same walk of BACKING
+#     and of bindfs (up to 100,000 items); errors counted (bar: none); the
+#     requests the walk sent (the status file's kernelRequests) and what one
+#     open and close costs through the mount against native
 # Usage: bash Benchmarks/scale-bench.sh [SIZE | BACKING]…   (default: 100000 1000000)
 #   SIZE gets its own corpus, QUERYFS_BENCH_DIR/scale-SIZE, generated once
 #   (queryfs-sample --seed 1); a BACKING (scripts/bench.sh passes one) is
@@ -25,6 +27,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}"
 source Benchmarks/lib/work.sh scale
+# bindfs's mount point: detached before the scratch folder is removed, which
+# would otherwise reach through it into the corpus.
+bind=$work/bindfs
+mkdir -p "$bind"
+trap 'if grep -q " $bind " /proc/mounts; then fusermount3 -u -z "$bind"; fi; cleanup' EXIT
 # Index files of this run go here, not into the user's cache.
 export XDG_CACHE_HOME=$work/cache
 sizes=("$@")
@@ -43,6 +50,18 @@ unmount() {  # and wait for the daemon to have written its index
 rss_mb() { awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
 status_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$mnt/.queryfs/status" "$1"; }
 index_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["index"].get(sys.argv[2]))' "$mnt/.queryfs/status" "$1"; }
+requests() { python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["kernelRequests"]))' "$mnt/.queryfs/status"; }
+requests_since() {  # the requests sent since $1 (a requests reading), the status file's own reads left out
+    python3 -c 'import json, sys
+before, after = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(", ".join(f"{k} {after[k] - before.get(k, 0)}" for k in sorted(after, key=lambda k: -(after[k] - before.get(k, 0))) if after[k] - before.get(k, 0) > 2))' "$1" "$(requests)"
+}
+open_close_us() {  # microseconds per open and close of one file, 20,000 times
+    python3 -c 'import os, sys, time
+n = 20000; start = time.perf_counter()
+for _ in range(n): os.close(os.open(sys.argv[1], os.O_RDONLY))
+print(f"{(time.perf_counter() - start) / n * 1e6:.1f}")' "$1"
+}
 walk() {  # prints the number of errors
     { find "$1" -printf '%s %T@\n' >/dev/null; find "$1" -name 'payload.*' -type f -print0 | xargs -0 cat >/dev/null; } 2>&1 | wc -l
 }
@@ -121,11 +140,27 @@ for index in "${!sizes[@]}"; do
     fig[$size,native_walk]=$(ms_of walk "$corpus")
     prlimit --nofile=4096:4096 "$queryfs" mount "$corpus" "$mnt"
     fig[$size,walk_errors_first]=$(walk "$mnt/bundles")
+    before=$(requests)
     start=$(now_ns)
     fig[$size,walk_errors]=$(walk "$mnt/bundles")
     fig[$size,walk]=$(( ($(now_ns) - start) / 1000000 ))
+    fig[$size,walk_requests]=$(requests_since "$before")
     fig[$size,walk_fds]=$(ls "/proc/$(daemon_pid)/fd" | wc -l)
+    # What one round trip costs here: the floor under every request above.
+    payload=$(find "$corpus" -mindepth 2 -maxdepth 2 -name 'payload.*' -print -quit)
+    fig[$size,open_native]=$(open_close_us "$payload")
+    fig[$size,open_mount]=$(open_close_us "$mnt/bundles/${payload#"$corpus"/}")
     unmount
+    # bindfs, the general FUSE mirror, walked the same way (warm); its walk
+    # at a million items takes most of an hour, so only up to 100,000.
+    if [ "$size" -le 100000 ] && command -v bindfs >/dev/null; then
+        bindfs "$corpus" "$bind"
+        walk "$bind" >/dev/null
+        fig[$size,bindfs_walk]=$(ms_of walk "$bind")
+        fusermount3 -u "$bind"
+    else
+        fig[$size,bindfs_walk]="-"
+    fi
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
@@ -148,5 +183,7 @@ for size in "${sizes[@]}"; do
     echo "  daemon RSS, every view listed: ${fig[$size,rss]} MB"
     echo "  changes followed by:        ${fig[$size,mode]}, ${fig[$size,watches]} inotify watches"
     echo "  change latency (ms):        ${fig[$size,latency]}"
-    echo "  walk of bundles/ (4,096 fds): ${fig[$size,walk]} vs native ${fig[$size,native_walk]} = $(ratio "${fig[$size,walk]}" "${fig[$size,native_walk]}"), errors ${fig[$size,walk_errors_first]} first / ${fig[$size,walk_errors]} warm, daemon fds after ${fig[$size,walk_fds]}"
+    echo "  walk of bundles/ (4,096 fds): ${fig[$size,walk]} vs native ${fig[$size,native_walk]} = $(ratio "${fig[$size,walk]}" "${fig[$size,native_walk]}"), errors ${fig[$size,walk_errors_first]} first / ${fig[$size,walk_errors]} warm, daemon fds after ${fig[$size,walk_fds]}; bindfs ${fig[$size,bindfs_walk]} ($(ratio "${fig[$size,bindfs_walk]}" "${fig[$size,native_walk]}"))"
+    echo "    requests the warm walk sent: ${fig[$size,walk_requests]}"
+    echo "    one open and close of a payload: ${fig[$size,open_mount]} us through the mount, ${fig[$size,open_native]} us native"
 done

@@ -46,13 +46,19 @@ struct kernel_backing_map { int32_t fd; uint32_t flags; uint64_t padding; };
 #define KERNEL_FUSE_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
 
 static int stack_depth = 1;
+/// Whether the mount asks for passthrough at all (--no-passthrough: no).
+static atomic_int passthrough_wanted;
+/// Requests received, by opcode (every FUSE opcode is below 64; CUSE_INIT
+/// and anything newer land in the last slot). Relaxed: a diagnostic.
+static _Atomic uint64_t request_counts[64];
 /// The INIT request's id while its reply is pending; 0 otherwise.
 static _Atomic uint64_t init_unique;
 static atomic_int kernel_offers_passthrough;
 static atomic_int passthrough_enabled;
 static __thread int next_open_backing_id;
 
-void qfs_passthrough_configure(const char *backing_path) {
+void qfs_passthrough_configure(const char *backing_path, int wanted) {
+    atomic_store(&passthrough_wanted, wanted);
     struct statfs info;
     int stacked = statfs(backing_path, &info) == 0 &&
         (info.f_type == 0x794c7630 /* overlayfs */ || info.f_type == 0xf15f /* ecryptfs */ ||
@@ -62,15 +68,23 @@ void qfs_passthrough_configure(const char *backing_path) {
 
 int qfs_passthrough_enabled(void) { return atomic_load(&passthrough_enabled); }
 
+uint64_t qfs_request_count(uint32_t opcode) {
+    return atomic_load_explicit(&request_counts[opcode < 64 ? opcode : 63], memory_order_relaxed);
+}
+
 ssize_t qfs_io_read(int fd, void *buffer, size_t length, void *userdata) {
     (void)userdata;
     ssize_t n = read(fd, buffer, length);
+    if (n >= (ssize_t)sizeof(struct kernel_in_header)) {
+        uint32_t opcode = ((const struct kernel_in_header *)buffer)->opcode;
+        atomic_fetch_add_explicit(&request_counts[opcode < 64 ? opcode : 63], 1, memory_order_relaxed);
+    }
     // INIT always arrives through read(): libfuse splices only after INIT.
     if (n >= (ssize_t)(sizeof(struct kernel_in_header) + sizeof(struct kernel_init_in))) {
         const struct kernel_in_header *header = buffer;
         if (header->opcode == KERNEL_FUSE_INIT) {
             const struct kernel_init_in *init = (const void *)(header + 1);
-            int offered = (init->flags & KERNEL_FUSE_INIT_EXT) && (init->flags2 & KERNEL_FUSE_PASSTHROUGH_FLAGS2);
+            int offered = atomic_load(&passthrough_wanted) && (init->flags & KERNEL_FUSE_INIT_EXT) && (init->flags2 & KERNEL_FUSE_PASSTHROUGH_FLAGS2);
             atomic_store(&kernel_offers_passthrough, offered);
             atomic_store(&init_unique, header->unique);
         }

@@ -248,4 +248,28 @@ final class MountStatusTests: MountTestCase {
             XCTAssertTrue(result.stdoutText.contains("\"items\": \(expected + 1)"), result.stdoutText)
         }
     }
+
+    /// `kernelRequests`: what the kernel asked, by kind — two readings
+    /// around a step say what it cost in round trips (Benchmarks/ use it),
+    /// with kernel passthrough and without (the same counting either way).
+    func testTheStatusFileCountsTheKernelsRequestsByKind() throws {
+        for options in [[], ["--no-passthrough"]] {
+            fixture = MountedFixture()
+            try fixture.mount(options)
+            defer { fixture.unmount() }
+            func requests() throws -> [String: Int] {
+                try XCTUnwrap(try status()["kernelRequests"] as? [String: Int], "\(options)")
+            }
+            let before = try requests()
+            XCTAssertEqual(before["INIT"], 1, "\(options)")
+            let bundle = try XCTUnwrap(RawFiles.list(fixture.mounted("bundles"))?.map(\.text).first { $0.hasSuffix(".hpwebsite") })
+            let payload = fixture.mounted("bundles/\(bundle)/payload.plist")
+            for _ in 0..<5 { XCTAssertNotNil(FileManager.default.contents(atPath: payload)) }
+            let after = try requests()
+            // Five opens of one file and the status file's own, each its
+            // own OPEN; nothing counted twice.
+            XCTAssertEqual((after["OPEN"] ?? 0) - (before["OPEN"] ?? 0), 5 + 1, "\(options): \(before) → \(after)")
+            for (kind, count) in before { XCTAssertGreaterThanOrEqual(after[kind] ?? 0, count, kind) }
+        }
+    }
 }

@@ -89,9 +89,14 @@ ssize_t qfs_io_splice_receive(int fdin, off_t *offin, int fdout, off_t *offout,
 ssize_t qfs_io_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
                            size_t length, unsigned int flags, void *userdata);
 
-/// Sets the stack depth passthrough asks for: one above the backing
-/// directory's filesystem (plain 0; overlayfs, ecryptfs or FUSE 1).
-void qfs_passthrough_configure(const char *backing_path);
+/// Whether INIT asks for passthrough (`wanted`), and the stack depth it asks
+/// for: one above the backing directory's filesystem (plain 0; overlayfs,
+/// ecryptfs or FUSE 1).
+void qfs_passthrough_configure(const char *backing_path, int wanted);
+
+/// How many requests of `opcode` the kernel sent since the mount (counted as
+/// they are read from /dev/fuse; libfuse 3.14 never splices them in here).
+uint64_t qfs_request_count(uint32_t opcode);
 
 /// Whether the kernel accepted passthrough in INIT (known once the session
 /// has answered INIT).

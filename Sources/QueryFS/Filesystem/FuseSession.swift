@@ -161,13 +161,14 @@ public struct FuseSession {
         FuseLog.forward(to: log)
         defer { fuse_session_unmount(session) }
         // libfuse sends and receives through these, which ask the kernel for
-        // passthrough in the INIT reply (libfuse 3.14 does not know of it).
+        // passthrough in the INIT reply (libfuse 3.14 does not know of it)
+        // and count requests by kind for the status file.
         var io = fuse_custom_io(writev: qfs_io_writev, read: qfs_io_read,
                                 splice_receive: qfs_io_splice_receive, splice_send: qfs_io_splice_send)
-        qfs_passthrough_configure(backing)
+        qfs_passthrough_configure(backing, options.kernelPassthrough ? 1 : 0)
         filesystem.kernelPassthrough.fuseFD = fuse_session_fd(session)
-        if options.kernelPassthrough, fuse_session_custom_io(session, &io, fuse_session_fd(session)) != 0 {
-            log("kernel passthrough unavailable: libfuse refused custom I/O")
+        if fuse_session_custom_io(session, &io, fuse_session_fd(session)) != 0 {
+            log("kernel passthrough unavailable and requests not counted: libfuse refused custom I/O")
         }
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountPreflight.Failure("cannot install signal handlers")

@@ -61,6 +61,7 @@ extension QueryFilesystem {
             ("itemsWithProblems", String(problemCount)),
             ("problems", "[" + problems.joined(separator: ",") + "]"),
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
+            ("kernelRequests", KernelRequests.json()),
         ]
         return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
     }
