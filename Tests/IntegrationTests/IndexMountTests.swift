@@ -123,6 +123,40 @@ final class IndexMountTests: MountTestCase {
         assertViewsFresh()
     }
 
+    /// A trusted start places its views as the snapshot stored them (no
+    /// sorting); a configured view whose query changed since, or one with a
+    /// relative age, is evaluated anew; every view stays right, before the
+    /// reconciliation and after it.
+    func testATrustedStartPlacesTheViewsTheSnapshotStored() throws {
+        makeFixture()
+        let config = fixture.backed(".queryfs.toml")
+        let corpus = Corpus(path: fixture.backing)
+        corpus.write(config, Array("[views]\nmine = \"tag:three sort:title\"\nrecent = \"modified<30000d\"\n".utf8))
+        try mount()
+        fixture.unmount()
+        // Six built-in views, mine, and tag folders three and other; recent has a relative age.
+        try mount(["--trust-index"])
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 1 + 2, log)
+        assertViewsFresh()
+        fixture.unmount()
+
+        corpus.write(config, Array("[views]\nmine = \"tag:three sort:-title\"\nrecent = \"modified<30000d\"\n".utf8))
+        try mount(["--trust-index"])
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
+        XCTAssertTrue(eventually(timeout: 10) { (try? self.status()["reconciled"] as? Bool) == true }, log)
+        assertViewsFresh()
+        fixture.unmount()
+
+        // Edited while unmounted: placed as stored, then the reconciliation
+        // moves what changed. (Nothing changed during the last mount, so the
+        // file was not written again: mine is still stored under its old query.)
+        editWhileUnmounted()
+        try mount(["--trust-index"])
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
+        XCTAssertTrue(eventually(timeout: 10) { (try? self.status()["reconciled"] as? Bool) == true }, log)
+        assertViewsFresh()
+    }
+
     /// Changes made while mounted are journaled as they are applied; a
     /// `kill -9` loses nothing the next start cannot find again.
     func testAKilledMountIsNeverTrustedWrong() throws {

@@ -63,6 +63,57 @@ final class IndexFileTests: XCTestCase {
         }
     }
 
+    /// The views' orders ride with the snapshot and read back as written;
+    /// a journal record after them means they no longer hold.
+    func testViewOrdersReadBackUntilAJournalFollows() throws {
+        var orders = StoredViewOrders()
+        orders.fixed[try XCTUnwrap(StoredViewOrders.key(of: .byName))] = [2, 0, 1]
+        orders.fixed[try XCTUnwrap(StoredViewOrders.key(of: .archived))] = [0]
+        orders.tags = ["t": [2], "a": [0]]
+        XCTAssertEqual(try decode(IndexFileProbe.sample(items, viewOrders: orders)).viewOrders, orders)
+        XCTAssertEqual(try decode(IndexFileProbe.sample(items)).viewOrders, StoredViewOrders())
+        let journaled = try decode(IndexFileProbe.sample(items, removing: [items[1].name], viewOrders: orders))
+        XCTAssertEqual(journaled.viewOrders, StoredViewOrders())
+        // A view whose members depend on the time is never stored.
+        var aging = ViewDefinition.byName
+        aging.shortestAge = 86_400
+        XCTAssertNil(StoredViewOrders.key(of: aging))
+        XCTAssertNotEqual(StoredViewOrders.key(of: .byName), StoredViewOrders.key(of: .byModified))
+    }
+
+    /// Orders that name an item twice or one past the items are refused,
+    /// checksums or not: a view must never hold a record twice.
+    func testViewOrdersNamingAnItemTwiceOrPastTheItemsAreRefused() {
+        for bad: [UInt32] in [[0, 0], [3], [1, 2, 1], [.max]] {
+            var orders = StoredViewOrders()
+            orders.fixed["v"] = bad
+            XCTAssertThrowsError(try decode(IndexFileProbe.sample(items, viewOrders: orders)), "\(bad)")
+            orders = StoredViewOrders()
+            orders.tags = ["t": bad]
+            XCTAssertThrowsError(try decode(IndexFileProbe.sample(items, viewOrders: orders)), "\(bad)")
+        }
+        // The same item in two views is what views are.
+        var orders = StoredViewOrders()
+        orders.fixed = ["v": [0, 1], "w": [1, 0]]
+        orders.tags = ["t": [1]]
+        XCTAssertNoThrow(try decode(IndexFileProbe.sample(items, viewOrders: orders)))
+    }
+
+    /// An index of another format is outdated, not corrupt.
+    func testAnotherFormatIsOutdated() throws {
+        var bytes = IndexFileProbe.sample(items)
+        // The header's first byte is the format version (a one-byte LEB128 here); its checksum follows the length.
+        let headerStart = IndexFile.magic.count + 16
+        XCTAssertEqual(UInt64(bytes[headerStart]), IndexFile.formatVersion)
+        bytes[headerStart] = 3
+        let headerLength = Int(bytes[IndexFile.magic.count])
+        let sum = IndexChecksum.of(Array(bytes[headerStart..<headerStart + headerLength]))
+        for shift in 0..<8 { bytes[IndexFile.magic.count + 8 + shift] = UInt8(truncatingIfNeeded: sum >> UInt64(shift * 8)) }
+        XCTAssertThrowsError(try decode(bytes)) { error in
+            XCTAssertEqual((error as? IndexDecodingError)?.isOtherFormat, true, "\(error)")
+        }
+    }
+
     /// Every single byte flipped, and every truncation: refused or read,
     /// never a trap; with checksums, a flip in the snapshot is always refused.
     func testDamageIsRefused() {
@@ -104,5 +155,9 @@ final class IndexFileTests: XCTestCase {
         try Data(IndexFileProbe.sample(items)).write(to: URL(fileURLWithPath: folder + "/snapshot.index"))
         try Data(IndexFileProbe.sample(items, journal: [fresh], removing: [items[1].name]))
             .write(to: URL(fileURLWithPath: folder + "/journal.index"))
+        var orders = StoredViewOrders()
+        orders.fixed[try XCTUnwrap(StoredViewOrders.key(of: .byName))] = [2, 0, 1]
+        orders.tags = ["t": [2]]
+        try Data(IndexFileProbe.sample(items, viewOrders: orders)).write(to: URL(fileURLWithPath: folder + "/orders.index"))
     }
 }

@@ -101,15 +101,21 @@ public struct ConflictPatterns: Equatable, Sendable {
 
     /// Marks the numbered copies among `items` whose original is there too
     /// (and unmarks those whose original is not), in place.
-    public func markNumberedCopies(_ items: inout [Item]) {
-        guard numberedCopies else { return }
+    /// Returns whether any item's mark changed.
+    @discardableResult
+    public func markNumberedCopies(_ items: inout [Item]) -> Bool {
+        guard numberedCopies else { return false }
         let candidates = items.indices.filter { items[$0].conflict == nil || items[$0].conflict == .numberedCopy }
             .compactMap { index in originalOfNumberedCopy(items[index].name).map { (index, $0) } }
-        guard !candidates.isEmpty else { return }
+        guard !candidates.isEmpty else { return false }
         let names = Set(items.map(\.name))
+        var changed = false
         for (index, original) in candidates {
+            let before = items[index]
             items[index].setConflict(names.contains(original) ? .numberedCopy : nil, of: original)
+            if items[index] != before { changed = true }
         }
+        return changed
     }
 
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -70,6 +70,7 @@ extension QueryFilesystem {
     private static func json(_ index: IndexStatus) -> String {
         var fields = [("path", index.path.map(JSON.string) ?? "null"), ("note", JSON.string(index.note)),
                       ("itemsFromIndex", String(index.itemsFromIndex)), ("itemsRead", String(index.itemsRead)),
+                      ("viewsFromIndex", String(index.viewsFromIndex)),
                       ("reconciled", index.reconciled ? "true" : "false")]
         if let seconds = index.reconciliationSeconds { fields.append(("reconciliationSeconds", String((seconds * 1000).rounded() / 1000))) }
         if let changed = index.changedWhileUnmounted { fields.append(("changedWhileUnmounted", String(changed))) }

@@ -14,8 +14,10 @@ struct InitialItems {
     }
 
     /// Marks the numbered copies whose original is among the items (the
-    /// index file's marks may be outdated: an original deleted meanwhile).
-    mutating func markNumberedCopies(_ patterns: ConflictPatterns) { patterns.markNumberedCopies(&items) }
+    /// index file's marks may be outdated: an original deleted meanwhile);
+    /// returns whether any mark changed.
+    @discardableResult
+    mutating func markNumberedCopies(_ patterns: ConflictPatterns) -> Bool { patterns.markNumberedCopies(&items) }
 
     mutating func add(_ item: Item, stamp: UInt64) {
         items.append(item)

@@ -101,8 +101,13 @@ public final class LiveCatalog: @unchecked Sendable {
         start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
                    progress: progress)
         changeSources.followListing(knownNames: Set(trusted ? start.items.map(\.name) : names))
-        start.markNumberedCopies(sources.conflicts)
-        let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet),
+        let marksChanged = start.markNumberedCopies(sources.conflicts)
+        // A trusted start holding exactly the snapshot's items, in its order,
+        // places the views as the snapshot stored them.
+        let storedOrders = trusted && !marksChanged && start.items.count == opened?.contents?.items.count
+            ? opened?.contents?.viewOrders ?? StoredViewOrders() : StoredViewOrders()
+        let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet,
+                                                    storedOrders: storedOrders),
                                    scanner: coordinated, ignored: ignored)
         self.guarded = guarded
         // Polling everything is said at `start` (once live: a mount that fails says one line).
@@ -111,6 +116,7 @@ public final class LiveCatalog: @unchecked Sendable {
             opened, names: names, start: start, guarded: guarded, root: root, ignored: ignored, wake: { wakeSignal.wake() },
             notes: &notes, log: log)
         if opened == nil, let why = notes.last { status.note = "none kept: " + why }
+        status.viewsFromIndex = guarded.withLock { $0.viewsPlacedFromStoredOrders }
         // The start's garbage (decoded file, read buffers) is not the mount's to keep.
         MemoryTrim.returnFreedMemory()
         (self.keeper, self.reconciliation, indexNotes) = (keeper, reconciliation, notes)
@@ -128,12 +134,12 @@ public final class LiveCatalog: @unchecked Sendable {
         guard let opened else { return (nil, IndexStatus(path: nil, note: "none kept"), nil) }
         let keeper = IndexKeeper(location: opened.settings.location, lock: opened.lock, identity: opened.identity,
                                  loaded: opened.contents, log: log) { [guarded] in
-            guarded.withLock { Array($0.records.values) }
+            guarded.withLock { (Array($0.records.values), $0.viewListings) }
         }
         var status = IndexStatus(path: opened.settings.location.path, note: opened.contents == nil ? "written anew" : "loaded")
         status.itemsFromIndex = start.fromIndex
         status.itemsRead = start.items.count - start.fromIndex
-        guard let contents = opened.contents else {
+        guard var contents = opened.contents else {
             status.reconciled = true
             keeper.markCurrent()
             return (keeper, status, nil)
@@ -153,6 +159,8 @@ public final class LiveCatalog: @unchecked Sendable {
         }
         status.note = "loaded, trusted: reconciling in the background"
         notes.append("index \(opened.settings.location.path): \(start.fromIndex) items taken on trust; reconciling in the background")
+        // The views are placed: their stored orders (4 bytes per member) need not live as long as the comparison.
+        contents.viewOrders = StoredViewOrders()
         return (keeper, status, BackgroundReconciliation(index: contents, root: root, ignored: ignored, wake: wake))
     }
 

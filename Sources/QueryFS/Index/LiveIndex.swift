@@ -42,6 +42,9 @@ public final class LiveIndex {
     /// Which entry titles some item has: stale-name lookups ask it first.
     public let titlePresence: EntryTitlePresence
 
+    /// How many views the start placed from stored orders (`StoredViewOrders`).
+    private(set) var viewsPlacedFromStoredOrders = 0
+
     /// The last serial given to a record (`ItemRecord.serial`).
     private var lastSerial: UInt32 = 0
 
@@ -87,7 +90,13 @@ public final class LiveIndex {
     }
 
     /// `stamps`: for the index file, the stamp each item was read at (`ItemRecord.stamp`), in the same order.
-    public init(items: [Item], stamps: [UInt64] = [], viewSet: ViewSet = ViewSet()) {
+    public convenience init(items: [Item], stamps: [UInt64] = [], viewSet: ViewSet = ViewSet()) {
+        self.init(items: items, stamps: stamps, viewSet: viewSet, storedOrders: StoredViewOrders())
+    }
+
+    /// `storedOrders`: the views' orders as a snapshot of exactly `items`
+    /// (in this order) stored them; a view found there is placed, not sorted.
+    init(items: [Item], stamps: [UInt64], viewSet: ViewSet, storedOrders: StoredViewOrders) {
         self.viewSet = viewSet
         titlePresence = EntryTitlePresence(expectedItems: items.count)
         var itemRecords: [ItemRecord] = []
@@ -103,13 +112,31 @@ public final class LiveIndex {
             records[record.name] = record
             titlePresence.add(record)
         }
+        // Positions were checked against the snapshot's item count when read.
+        func placed(_ positions: [UInt32]) -> [ItemRecord]? {
+            positions.count <= itemRecords.count && positions.allSatisfy { Int($0) < itemRecords.count }
+                ? positions.map { itemRecords[Int($0)] } : nil
+        }
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
-        let columns = SortColumns(items: items)
+        let columns = viewSet.fixed.allSatisfy { StoredViewOrders.key(of: $0).flatMap { storedOrders.fixed[$0] } != nil }
+            ? nil : SortColumns(items: items)
         fixedViews = parallelMap(viewSet.fixed, threads: Scanner.defaultThreads, minimumCount: 2) { definition in
-            SortedView(definition: definition, records: definition.select(items, columns: columns).map { itemRecords[$0] })
+            if let key = StoredViewOrders.key(of: definition), let stored = storedOrders.fixed[key], let members = placed(stored) {
+                return SortedView(definition: definition, records: members)
+            }
+            return SortedView(definition: definition, records: definition.select(items, columns: columns).map { itemRecords[$0] })
         }
         fixedViewsByPath = Self.byPath(fixedViews)
+        viewsPlacedFromStoredOrders = viewSet.fixed.count { StoredViewOrders.key(of: $0).flatMap { storedOrders.fixed[$0] } != nil }
+        if let storedTags = storedOrders.tags {
+            for (folder, positions) in storedTags {
+                guard let members = placed(positions) else { continue }
+                tagViews[folder] = SortedView(definition: .tag(folder: folder), records: members)
+                viewsPlacedFromStoredOrders += 1
+            }
+            return
+        }
         // Group by tag folder first: one pass over the items, not one per tag.
         var members: [String: [Int]] = [:]
         for (index, item) in items.enumerated() {
@@ -140,6 +167,17 @@ public final class LiveIndex {
     }
 
     public var items: [Item] { records.values.map(\.item) }
+
+    /// Every fixed view's and tag folder's members, as shared copies.
+    struct ViewListings: Sendable {
+        var fixed: [(ViewDefinition, RecordList)]
+        var tags: [(String, RecordList)]
+    }
+
+    /// What a snapshot of the index file stores of the views (`StoredViewOrders`).
+    var viewListings: ViewListings {
+        ViewListings(fixed: fixedViews.map { ($0.definition, $0.records) }, tags: tagViews.map { ($0.key, $0.value.records) })
+    }
 
     /// Views gone and views made anew when the configured views change.
     public struct Reconfiguration: Sendable, Equatable {

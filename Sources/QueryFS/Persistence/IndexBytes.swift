@@ -45,7 +45,12 @@ struct IndexWriter {
 /// Why bytes could not be decoded: the file is corrupt (or not ours).
 struct IndexDecodingError: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    /// Written in another format (an older or newer queryfs), not damaged.
+    var isOtherFormat = false
+    init(_ description: String, isOtherFormat: Bool = false) {
+        self.description = description
+        self.isOtherFormat = isOtherFormat
+    }
 }
 
 /// Reads what `IndexWriter` wrote, from a borrowed buffer.

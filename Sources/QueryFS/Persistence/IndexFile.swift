@@ -6,7 +6,8 @@ import Glibc
 /// applied since, appended as they happen.
 ///
 ///     "QFSINDEX"  header length (8)  header checksum (8)  header
-///     body: the snapshot's items (`IndexedItem`), `itemCount` of them
+///     body: the snapshot's items (`IndexedItem`), `itemCount` of them,
+///           then each view's order (`StoredViewOrders`)
 ///     journal: records, each  length (8)  checksum (8)  kind (1)  payload
 ///
 /// The header names what the index describes (the backing directory's
@@ -21,7 +22,7 @@ import Glibc
 /// (`IndexLock`); otherwise readers compare stamps (`IndexReconciler`).
 enum IndexFile {
     static let magic = Array("QFSINDEX".utf8)
-    static let formatVersion: UInt64 = 3
+    static let formatVersion: UInt64 = 4
     /// Raised whenever reading an item changes what it yields (a parser
     /// fix): items indexed by an older reading are then read again, even
     /// within one queryfs version.
@@ -169,6 +170,9 @@ enum IndexFile {
         var journalBytes: Int
         /// A record was torn or failed its checksum (the writer died mid-write).
         var tornJournal: Bool
+        /// The views' orders as of the snapshot, positions into `items`;
+        /// empty once a journal record was replayed (they no longer hold).
+        var viewOrders = StoredViewOrders()
 
         /// The items by name (for comparing with BACKING's listing).
         func byName() -> [ItemName: IndexedItem] {
@@ -181,10 +185,13 @@ enum IndexFile {
 
     // MARK: Writing
 
-    /// The whole file for `items`.
-    static func snapshot(_ items: some Collection<IndexedItem>, identity: Identity) -> [UInt8] {
+    /// The whole file for `items`, with the views' orders as positions into them.
+    static func snapshot(_ items: some Collection<IndexedItem>, identity: Identity,
+                         viewOrders: StoredViewOrders = StoredViewOrders()) -> [UInt8]
+    {
         var body = IndexWriter(capacity: items.count * 192)
         for item in items { item.encode(into: &body) }
+        viewOrders.encode(into: &body)
         var header = IndexWriter()
         header.integer(formatVersion)
         identity.encode(into: &header)
@@ -252,7 +259,7 @@ enum IndexFile {
             Result { () throws(IndexDecodingError) in try decode(buffer) }
         }
         switch decoded {
-        case .failure(let error): return .failure(.corrupt(error.description))
+        case .failure(let error): return .failure(error.isOtherFormat ? .outdated(error.description) : .corrupt(error.description))
         case .success(let contents):
             if let rejection = wanted.accepts(contents.identity) { return .failure(rejection) }
             return .success(contents)
@@ -274,7 +281,7 @@ enum IndexFile {
         guard !checkingSums || IndexChecksum.of(headerBytes) == headerChecksum else { throw IndexDecodingError("the header's checksum does not match") }
         var header = IndexReader(headerBytes)
         let version = try header.integer()
-        guard version == formatVersion else { throw IndexDecodingError("format \(version), not \(formatVersion)") }
+        guard version == formatVersion else { throw IndexDecodingError("written in format \(version), this is \(formatVersion)", isOtherFormat: true) }
         let identity = try Identity.decode(from: &header)
         let itemCount = try header.integer()
         let bodyLength = try header.fixed64()
@@ -290,7 +297,8 @@ enum IndexFile {
         items.reserveCapacity(Int(itemCount))
         var bodyReader = IndexReader(body)
         for _ in 0..<itemCount { items.append(try IndexedItem.decode(from: &bodyReader)) }
-        guard bodyReader.isAtEnd else { throw IndexDecodingError("bytes left after the last item") }
+        var viewOrders = try StoredViewOrders.decode(from: &bodyReader, itemCount: items.count)
+        guard bodyReader.isAtEnd else { throw IndexDecodingError("bytes left after the views' orders") }
         // The journal: replayed up to its first torn record, by name (the
         // table is made only when there is a journal to replay).
         var journal = IndexReader(buffer, offset: bodyEnd)
@@ -299,7 +307,7 @@ enum IndexFile {
             position.reserveCapacity(items.count)
             for (index, item) in items.enumerated() { position[item.item.name] = index }
         }
-        var removed = 0
+        var removed = 0, replayed = 0
         var torn = false
         while !journal.isAtEnd {
             guard let length = try? journal.fixed64(), let checksum = try? journal.fixed64(),
@@ -315,6 +323,7 @@ enum IndexFile {
                 break
             }
             journal.skip(Int(length))
+            replayed += 1
             var record = IndexReader(payload)
             switch try record.byte() {
             case 1:
@@ -335,8 +344,9 @@ enum IndexFile {
             }
         }
         if removed > 0 { items.removeAll { $0.item.name.bytes.isEmpty } }
+        if replayed > 0 || torn { viewOrders = StoredViewOrders() }
         return Contents(identity: identity, items: items, bodyBytes: Int(bodyLength),
-                        journalBytes: buffer.count - bodyEnd, tornJournal: torn)
+                        journalBytes: buffer.count - bodyEnd, tornJournal: torn, viewOrders: viewOrders)
     }
 
     /// The file's bytes: a regular file of this user's (opened without

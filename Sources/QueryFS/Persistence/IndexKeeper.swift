@@ -28,8 +28,9 @@ final class IndexKeeper: @unchecked Sendable {
     private var identity: IndexFile.Identity
     private let queue = QueueThread<Task>()
     private let log: @Sendable (String) -> Void
-    /// The catalog's items and their stamps, read under its lock (on the keeper's thread).
-    private let currentItems: @Sendable () -> [ItemRecord]
+    /// The catalog's items and their stamps, and its views' members, read
+    /// under its lock at one moment (on the keeper's thread).
+    private let currentState: @Sendable () -> (records: [ItemRecord], views: LiveIndex.ViewListings)
     private var journalFD: Int32 = -1
     private var bodyBytes: Int
     private var journalBytes: Int
@@ -43,7 +44,8 @@ final class IndexKeeper: @unchecked Sendable {
     /// behind it, unread) or the file was written another way (an index
     /// keeping more payload keys than this mount reads).
     init(location: IndexLocation, lock: IndexLock, identity: IndexFile.Identity, loaded contents: IndexFile.Contents?,
-         log: @escaping @Sendable (String) -> Void, currentItems: @escaping @Sendable () -> [ItemRecord])
+         log: @escaping @Sendable (String) -> Void,
+         currentState: @escaping @Sendable () -> (records: [ItemRecord], views: LiveIndex.ViewListings))
     {
         self.location = location
         self.lock = lock
@@ -51,7 +53,7 @@ final class IndexKeeper: @unchecked Sendable {
         bodyBytes = contents?.bodyBytes ?? 0
         journalBytes = contents?.journalBytes ?? 0
         self.log = log
-        self.currentItems = currentItems
+        self.currentState = currentState
         queue.start { [self] tasks in
             for task in tasks where !failed.load(ordering: .relaxed) { run(task) }
         }
@@ -131,7 +133,9 @@ final class IndexKeeper: @unchecked Sendable {
     private func rewrite() {
         // Each record's item is rebuilt as it is written, not all at once:
         // a copy of every item would cost the daemon about 600 bytes per item.
-        let bytes = IndexFile.snapshot(currentItems().lazy.map { IndexedItem(item: $0.item, stamp: $0.stamp) }, identity: identity)
+        let (records, views) = currentState()
+        let bytes = IndexFile.snapshot(records.lazy.map { IndexedItem(item: $0.item, stamp: $0.stamp) }, identity: identity,
+                                       viewOrders: StoredViewOrders(records: records, listings: views))
         do {
             try IndexFile.replace(at: location, with: bytes)
         } catch {

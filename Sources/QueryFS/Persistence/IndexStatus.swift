@@ -7,6 +7,8 @@ public struct IndexStatus: Sendable {
     /// Items the start took from the index, and items it read.
     public var itemsFromIndex = 0
     public var itemsRead = 0
+    /// Views the start placed as the index stored them, not sorted anew.
+    public var viewsFromIndex = 0
     /// The index matched BACKING once the mount started (a trusted start: once
     /// the background reconciliation was applied).
     public var reconciled = false
