@@ -101,6 +101,25 @@ final class LiveIndexTests: XCTestCase {
         }
     }
 
+    /// A lone query view (evaluated record by record) and one of a burst
+    /// (evaluated over the cache of every item) hold the same records in
+    /// the same order as a fresh evaluation.
+    func testQueryViewsAgreeEvaluatedAloneOrInABurst() throws {
+        var random = Random(state: 7)
+        let items = (0..<300).map { randomItem("item\($0)", &random) }
+        for text in ["tag:a", "-tag:b sort:title", "title~*1* sort:-modified", "sort:size,name", "archived"] {
+            let query = try Query(parsing: text, now: .now)
+            let expected = query.view(at: ["query", text]).select(items).map { items[$0].name }
+            let alone = LiveIndex(items: items)
+            XCTAssertEqual(alone.queryView(text, query).records.map(\.name), expected, "alone: \(text)")
+            XCTAssertNil(alone.evaluationCacheExpiry, "a lone query makes no cache")
+            let burst = LiveIndex(items: items)
+            _ = burst.queryView("tag:e", try Query(parsing: "tag:e", now: .now))
+            XCTAssertEqual(burst.queryView(text, query).records.map(\.name), expected, "in a burst: \(text)")
+            XCTAssertNotNil(burst.evaluationCacheExpiry, "the second query of a burst makes the cache")
+        }
+    }
+
     func testSingleChangesGiveTheSimplestDiff() {
         let items = (0..<5).map { Item(name: ItemName("i\($0)"), kind: .file, modified: Timestamp(seconds: Int64($0))) }
         let index = LiveIndex(items: items)
