@@ -45,6 +45,29 @@ final class ShiftedEntriesMountTests: MountTestCase {
                        ViewComparison.expected(backing: fixture.backing, view: "by-modified"))
     }
 
+    /// A name left cached after a large shift stats as gone once its item
+    /// is deleted: the item's entry nodes answer ENOENT and the kernel drops
+    /// their attributes (a script polling for an entry to go never waits forever).
+    func testAShiftedNameOfADeletedItemIsGone() throws {
+        fixture = MountedFixture { corpus in
+            for number in 0..<600 { corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", mtime: 10_000 - number) }
+        }
+        try fixture.mount(["--no-events"])
+        let view = fixture.mounted("by-modified")
+        var status = stat()
+        XCTAssertEqual(lstat(view + "/0001 Item 0.hpwebsite", &status), 0)
+        // A newest item: 600 entries shift, "0001 Item 0" stays in the kernel's cache (it only lost its rank).
+        Corpus(path: fixture.backing).bundle("new.hpwebsite", title: "Newest", mtime: 20_000)
+        XCTAssertTrue(eventually { RawFiles.linkTarget(view + "/0001 Newest.hpwebsite") != nil })
+        XCTAssertEqual(lstat(view + "/0001 Item 0.hpwebsite", &status), 0, "a shifted name still leads to its item")
+        XCTAssertNoThrow(try FileManager.default.removeItem(atPath: fixture.backed("b0.hpwebsite")))
+        XCTAssertTrue(eventually(timeout: 3) { lstat(view + "/0001 Item 0.hpwebsite", &status) != 0 },
+                      "the deleted item's old name still stats")
+        XCTAssertTrue(eventually(timeout: 3) { lstat(view + "/0002 Item 0.hpwebsite", &status) != 0 })
+        XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-modified"),
+                       ViewComparison.expected(backing: fixture.backing, view: "by-modified"))
+    }
+
     /// A lookup of a name no item has is answered at once, whatever the
     /// folder's size (`EntryTitlePresence`), and a stale name whose title
     /// exists still finds its item far from its old rank (`rm -r`'s case).

@@ -87,6 +87,7 @@ struct KernelCacheInvalidator {
                 continue
             }
             invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
+            forgetGoneItems(of: folder, old: old, change: change)
             if replaying { events.append(.entries(folder: folder, script: EventScript(old: old, new: folder.listing, change: change, bound: bound))) }
             for item in changedItems {
                 invalidateInode(NodeID.entry(folder: folder.serial, item: item))
@@ -109,6 +110,20 @@ struct KernelCacheInvalidator {
         if !touchedPaths.isEmpty { events.append(.touched(touchedPaths)) }
         // bundles/'s listing, which the kernel keeps (no opendir): an item may have come or gone.
         if !update.touchedItems.isEmpty { invalidateInode(NodeID.bundles) }
+    }
+
+    /// Entries whose item left the catalog: their nodes answer ENOENT from
+    /// now on, and the kernel drops their attributes. A name of theirs the
+    /// kernel still holds (one from an older rank, left cached as shifted
+    /// names are) then stats as gone, instead of as the last state of an
+    /// item deleted (a script waiting for an entry to go waited forever).
+    private func forgetGoneItems(of folder: ViewFolder, old: ViewListing, change: ViewChange) {
+        for index in change.oldNames.keys where index < old.count {
+            let record = old.records[index]
+            guard filesystem.catalog.withIndex({ $0.records[record.name] }) == nil else { continue }
+            filesystem.folders.forget(serial: record.serial)
+            invalidateInode(NodeID.entry(folder: folder.serial, item: record.serial))
+        }
     }
 
     private func folderEntry(_ folder: ViewFolder) -> fuse_entry_param {

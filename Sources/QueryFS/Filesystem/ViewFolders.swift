@@ -332,6 +332,11 @@ final class ViewFolderTable: @unchecked Sendable {
         }
     }
 
+    /// The item numbered `serial` left the catalog (serials are never given twice).
+    func forget(serial: UInt32) {
+        lock.withLock { if Int(serial) < latestRecords.count { latestRecords[Int(serial)] = nil } }
+    }
+
     /// The latest record of the item numbered `serial`.
     func latestRecord(serial: UInt32) -> ItemRecord? {
         lock.withLock { Int(serial) < latestRecords.count ? latestRecords[Int(serial)] : nil }
