@@ -66,6 +66,19 @@ final class ShiftedEntriesMountTests: MountTestCase {
         XCTAssertTrue(eventually(timeout: 3) { lstat(view + "/0002 Item 0.hpwebsite", &status) != 0 })
         XCTAssertEqual(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-modified"),
                        ViewComparison.expected(backing: fixture.backing, view: "by-modified"))
+
+        // A bundle renamed in BACKING is a new item under the same title. Its
+        // old name, left cached by a shift, comes back to mean the new item
+        // once that holds the rank again: looked up anew, not gone, not the old target.
+        XCTAssertEqual(RawFiles.linkTarget(view + "/0002 Item 1.hpwebsite"), "../bundles/b1.hpwebsite")
+        Corpus(path: fixture.backing).bundle("newer.hpwebsite", title: "Newer", mtime: 30_000)
+        XCTAssertTrue(eventually { RawFiles.linkTarget(view + "/0001 Newer.hpwebsite") != nil })
+        XCTAssertEqual(rename(fixture.backed("b1.hpwebsite"), fixture.backed("b1-renamed.hpwebsite")), 0)
+        XCTAssertTrue(eventually { RawFiles.linkTarget(view + "/0003 Item 1.hpwebsite") == "../bundles/b1-renamed.hpwebsite" })
+        XCTAssertNoThrow(try FileManager.default.removeItem(atPath: fixture.backed("newer.hpwebsite")))
+        XCTAssertTrue(eventually(timeout: 3) { RawFiles.linkTarget(view + "/0002 Item 1.hpwebsite") == "../bundles/b1-renamed.hpwebsite" },
+                      "0002 Item 1 leads to \(RawFiles.linkTarget(view + "/0002 Item 1.hpwebsite") ?? "nothing")")
+        XCTAssertEqual(lstat(view + "/0002 Item 1.hpwebsite", &status), 0)
     }
 
     /// A lookup of a name no item has is answered at once, whatever the

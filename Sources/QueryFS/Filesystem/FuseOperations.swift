@@ -72,7 +72,7 @@ enum FuseOperations {
         ops.getattr = { request, id, _ in
             if let (fs, node) = FuseOperations.passthroughNode(request, id) { return fs.passthroughGetattr(request, node) }
             let fs = FuseOperations.filesystem(request)
-            guard var attributes = fs.viewAttributes(of: id) else { return fs.fail(request, ENOENT) }
+            guard var attributes = fs.viewAttributes(of: id) else { return fs.fail(request, fs.missingNodeError(id)) }
             fuse_reply_attr(request, &attributes, fs.policy.viewTimeout)
         }
         ops.setattr = { request, id, attributes, toSet, info in

@@ -112,11 +112,14 @@ struct KernelCacheInvalidator {
         if !update.touchedItems.isEmpty { invalidateInode(NodeID.bundles) }
     }
 
-    /// Entries whose item left the catalog: their nodes answer ENOENT from
+    /// Entries whose item left the catalog: their nodes answer ESTALE from
     /// now on, and the kernel drops their attributes. A name of theirs the
     /// kernel still holds (one from an older rank, left cached as shifted
-    /// names are) then stats as gone, instead of as the last state of an
-    /// item deleted (a script waiting for an entry to go waited forever).
+    /// names are) is then looked up again at its next use, and means what it
+    /// means now: nothing, or the item that holds that rank and title now
+    /// (a bundle renamed in BACKING is a new item under the same title).
+    /// It stood for the deleted item's last state, until the kernel evicted
+    /// it: a script waiting for an entry to go waited forever.
     private func forgetGoneItems(of folder: ViewFolder, old: ViewListing, change: ViewChange) {
         for index in change.oldNames.keys where index < old.count {
             let record = old.records[index]

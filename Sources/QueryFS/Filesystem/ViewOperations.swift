@@ -102,6 +102,14 @@ extension QueryFilesystem {
     }
 
     /// Attributes of a view-side node, or nil if there is no such node.
+    /// Why node `id` has no attributes: an entry whose item left the catalog
+    /// is stale (ESTALE: the kernel looks the name up again, and finds what
+    /// it means now, if anything); anything else is not there.
+    func missingNodeError(_ id: UInt64) -> Int32 {
+        if case .entry = NodeID.kind(of: id) { return ESTALE }
+        return ENOENT
+    }
+
     func viewAttributes(of id: UInt64) -> stat? {
         switch NodeID.kind(of: id) {
         case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: changed(id))
@@ -130,9 +138,8 @@ extension QueryFilesystem {
     }
 
     func viewReadlink(_ request: fuse_req_t?, id: UInt64) {
-        guard case .entry(let folderSerial, let itemSerial) = NodeID.kind(of: id),
-              let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial)
-        else { return fail(request, EINVAL) }
+        guard case .entry(let folderSerial, let itemSerial) = NodeID.kind(of: id) else { return fail(request, EINVAL) }
+        guard let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial) else { return fail(request, ESTALE) }
         linkStyle.target(for: record.name, depth: folder.depth).withCString { _ = fuse_reply_readlink(request, $0) }
         if kernelCachesSymlinks.load(ordering: .relaxed) { linkWarmer?.noteReadlink(request, folder: folder) }
     }
