@@ -8,6 +8,24 @@ final class RecordListTests: XCTestCase {
         ItemRecord(Item(name: ItemName("r\(number)"), kind: .file))
     }
 
+    /// A range read by walking the chunks is the same as by subscripts,
+    /// clamped to the list, across chunks split and emptied by changes.
+    func testRecordsInARangeMatchTheSubscripts() {
+        var generator = SystemRandomNumberGenerator()
+        var list = RecordList((0..<2000).map(record))
+        for step in 0..<1500 {
+            if Bool.random(using: &generator) { list.insert(record(10_000 + step), at: Int.random(in: 0...list.count, using: &generator)) }
+            else { list.remove(at: Int.random(in: 0..<list.count, using: &generator)) }
+        }
+        for _ in 0..<300 {
+            let low = Int.random(in: 0...(list.count + 10), using: &generator)
+            let high = Int.random(in: low...(low + 3000), using: &generator)
+            let expected = (low..<high).clamped(to: 0..<list.count).map { list[$0] }
+            XCTAssertTrue(list.records(in: low..<high).elementsEqual(expected, by: ===), "\(low)..<\(high) of \(list.count)")
+        }
+        XCTAssertTrue(RecordList().records(in: 0..<5).isEmpty)
+    }
+
     func testRandomInsertsAndRemovesMatchAnArrayAndSnapshotsStayPut() {
         var generator = SystemRandomNumberGenerator()
         var list = RecordList((0..<3000).map(record))

@@ -82,11 +82,11 @@ final class NameInvalidations: @unchecked Sendable {
     private func sweepOneChunk(_ kernel: KernelNotifications) -> Bool {
         guard var sweep = sweeps.withLock({ pendingSweeps.first }) else { return false }
         let chunk = sweep.range.prefix(Self.sweepChunk)
-        for index in chunk where index < sweep.new.count {
-            let before = sweep.old.records[index], after = sweep.new.records[index]
+        let olds = sweep.old.records.records(in: chunk), news = sweep.new.records.records(in: chunk)
+        for (offset, (before, after)) in zip(olds, news).enumerated() {
             guard before !== after, before.name != after.name,
                   before.hasSameEntryTitle(as: after, naming: sweep.old.naming) else { continue }
-            kernel.invalidateEntry(parent: sweep.folder, name: sweep.old.name(at: index))
+            kernel.invalidateEntry(parent: sweep.folder, name: sweep.old.name(at: chunk.lowerBound + offset))
         }
         sweep.range = chunk.upperBound..<sweep.range.upperBound
         return sweeps.withLock {

@@ -57,6 +57,26 @@ public struct RecordList: RandomAccessCollection, Sendable, ExpressibleByArrayLi
         }
     }
 
+    /// The records at `range` (clamped to the list), in order: one search
+    /// for the first chunk, then a walk, where a subscript per index searches
+    /// every time (a sweep of a million-entry view reads two lists this way).
+    public func records(in range: Range<Int>) -> [ItemRecord] {
+        let range = range.clamped(to: 0..<count)
+        guard !range.isEmpty else { return [] }
+        var out: [ItemRecord] = []
+        out.reserveCapacity(range.count)
+        var chunk = chunkIndex(containing: range.lowerBound)
+        var offset = range.lowerBound - starts[chunk]
+        while out.count < range.count, chunk < chunks.count {
+            let records = chunks[chunk].records
+            let take = Swift.min(records.count - offset, range.count - out.count)
+            out.append(contentsOf: records[offset..<offset + take])
+            chunk += 1
+            offset = 0
+        }
+        return out
+    }
+
     public mutating func insert(_ record: ItemRecord, at index: Int) {
         precondition(index >= 0 && index <= count, "RecordList index out of range")
         if chunks.isEmpty {
