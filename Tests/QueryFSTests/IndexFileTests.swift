@@ -92,6 +92,12 @@ final class IndexFileTests: XCTestCase {
             orders.tags = ["t": bad]
             XCTAssertThrowsError(try decode(IndexFileProbe.sample(items, viewOrders: orders)), "\(bad)")
         }
+        // A tag folder no tag could name would become a folder of the mount.
+        for folder in ["", "..", "a/b"] {
+            var orders = StoredViewOrders()
+            orders.tags = [folder: [0]]
+            XCTAssertThrowsError(try decode(IndexFileProbe.sample(items, viewOrders: orders)), folder)
+        }
         // The same item in two views is what views are.
         var orders = StoredViewOrders()
         orders.fixed = ["v": [0, 1], "w": [1, 0]]

@@ -35,8 +35,9 @@ struct KernelCacheInvalidator {
         for change in update.changes {
             for serial in change.newNames.keys.compactMap({ update.listings[change.path]?[$0].serial }) { changedItems.insert(serial) }
         }
+        var goneItems = Set<ItemName>()
         for item in update.touchedItems {
-            if let record = filesystem.catalog.withIndex({ $0.records[item] }) { folders.remember(record) }
+            if let record = filesystem.catalog.withIndex({ $0.records[item] }) { folders.remember(record) } else { goneItems.insert(item) }
         }
         if let reconfiguration = update.reconfiguration {
             let forgotten = filesystem.reconfigure(reconfiguration, listings: update.listings, at: now)
@@ -87,7 +88,7 @@ struct KernelCacheInvalidator {
                 continue
             }
             invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
-            forgetGoneItems(of: folder, old: old, change: change)
+            forgetGoneItems(goneItems, of: folder, old: old, change: change)
             if replaying { events.append(.entries(folder: folder, script: EventScript(old: old, new: folder.listing, change: change, bound: bound))) }
             for item in changedItems {
                 invalidateInode(NodeID.entry(folder: folder.serial, item: item))
@@ -120,10 +121,11 @@ struct KernelCacheInvalidator {
     /// (a bundle renamed in BACKING is a new item under the same title).
     /// It stood for the deleted item's last state, until the kernel evicted
     /// it: a script waiting for an entry to go waited forever.
-    private func forgetGoneItems(of folder: ViewFolder, old: ViewListing, change: ViewChange) {
+    private func forgetGoneItems(_ gone: Set<ItemName>, of folder: ViewFolder, old: ViewListing, change: ViewChange) {
+        guard !gone.isEmpty else { return }
         for index in change.oldNames.keys where index < old.count {
             let record = old.records[index]
-            guard filesystem.catalog.withIndex({ $0.records[record.name] }) == nil else { continue }
+            guard gone.contains(record.name) else { continue }
             filesystem.folders.forget(serial: record.serial)
             invalidateInode(NodeID.entry(folder: folder.serial, item: record.serial))
         }

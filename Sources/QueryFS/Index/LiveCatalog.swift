@@ -104,8 +104,10 @@ public final class LiveCatalog: @unchecked Sendable {
         let marksChanged = start.markNumberedCopies(sources.conflicts)
         // A trusted start holding exactly the snapshot's items, in its order,
         // places the views as the snapshot stored them.
-        let storedOrders = trusted && !marksChanged && start.items.count == opened?.contents?.items.count
-            ? opened?.contents?.viewOrders ?? StoredViewOrders() : StoredViewOrders()
+        var storedOrders = StoredViewOrders()
+        if trusted, !marksChanged, let contents = opened?.contents, start.items.count == contents.items.count {
+            storedOrders = contents.viewOrders
+        }
         let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet,
                                                     storedOrders: storedOrders),
                                    scanner: coordinated, ignored: ignored)

@@ -118,18 +118,16 @@ public final class LiveIndex {
             positions.count <= itemRecords.count && positions.allSatisfy { Int($0) < itemRecords.count }
                 ? positions.map { itemRecords[Int($0)] } : nil
         }
+        let storedMembers = viewSet.fixed.map { storedOrders.order(of: $0).flatMap(placed) }
+        viewsPlacedFromStoredOrders = storedMembers.count { $0 != nil }
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
-        let columns = viewSet.fixed.allSatisfy { StoredViewOrders.key(of: $0).flatMap { storedOrders.fixed[$0] } != nil }
-            ? nil : SortColumns(items: items)
-        fixedViews = parallelMap(viewSet.fixed, threads: Scanner.defaultThreads, minimumCount: 2) { definition in
-            if let key = StoredViewOrders.key(of: definition), let stored = storedOrders.fixed[key], let members = placed(stored) {
-                return SortedView(definition: definition, records: members)
-            }
-            return SortedView(definition: definition, records: definition.select(items, columns: columns).map { itemRecords[$0] })
+        let columns = storedMembers.contains { $0 == nil } ? SortColumns(items: items) : nil
+        fixedViews = parallelMap(Array(zip(viewSet.fixed, storedMembers)), threads: Scanner.defaultThreads, minimumCount: 2) {
+            definition, stored in
+            SortedView(definition: definition, records: stored ?? definition.select(items, columns: columns).map { itemRecords[$0] })
         }
         fixedViewsByPath = Self.byPath(fixedViews)
-        viewsPlacedFromStoredOrders = viewSet.fixed.count { StoredViewOrders.key(of: $0).flatMap { storedOrders.fixed[$0] } != nil }
         if let storedTags = storedOrders.tags {
             for (folder, positions) in storedTags {
                 guard let members = placed(positions) else { continue }

@@ -57,6 +57,11 @@ struct StoredViewOrders: Sendable, Equatable {
         definition.shortestAge == nil ? String(reflecting: definition) : nil
     }
 
+    /// The stored order of fixed view `definition`, if any.
+    func order(of definition: ViewDefinition) -> [UInt32]? {
+        Self.key(of: definition).flatMap { fixed[$0] }
+    }
+
     func encode(into writer: inout IndexWriter) {
         writer.integer(fixed.count)
         for (key, positions) in fixed.sorted(by: { $0.key < $1.key }) {
@@ -95,6 +100,8 @@ struct StoredViewOrders: Sendable, Equatable {
         var tags: [String: [UInt32]] = [:]
         for _ in 0..<(try reader.count()) {
             let folder = try reader.string()
+            // A folder name no tag could give ("", "..", a slash) would become a folder of the mount.
+            guard EntryNaming.tagFolderName(folder) == folder else { throw IndexDecodingError("a tag folder named \(JSON.string(folder))") }
             tags[folder] = try decodePositions(from: &reader, itemCount: itemCount, seen: &seen)
         }
         orders.tags = tags
