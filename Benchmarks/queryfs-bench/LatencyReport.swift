@@ -17,7 +17,9 @@ func printLatencies(_ results: [(String, [Double])], barMilliseconds: Int, timeo
         }
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
         print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= \(barMilliseconds) ms)"
-            + (timedOut > 0 ? "   TIMED OUT: \(timedOut)" : ""))
+            + (timedOut > 0 ? "   TIMED OUT: \(timedOut)" : "")
+            // With 100 samples p99 is the slowest one: the next few say whether it stood alone.
+            + "   slowest: " + sorted.suffix(4).reversed().map { format($0 * 1000, 1) }.joined(separator: " "))
     }
 }
 

@@ -71,7 +71,7 @@ final class EventReplayer: @unchecked Sendable {
     }
 
     func start() {
-        startThread { [self] in
+        startThread(named: "queryfs-replay") { [self] in
             threadID.store(qfs_thread_id(), ordering: .relaxed)
             while let steps = next() { replay(steps) }
             finished.wake()

@@ -96,7 +96,7 @@ final class LinkWarmer: @unchecked Sendable {
         prefix.append(UInt8(ascii: "/"))
         let job = Job(folder: folder, listing: folder.listing, prefix: prefix)
         for _ in 0..<Self.threadCount {
-            startThread { [self] in read(job) }
+            startThread(named: Self.threadName) { [self] in read(job) }
         }
     }
 
@@ -104,7 +104,6 @@ final class LinkWarmer: @unchecked Sendable {
     static let threadName = "queryfs-links"
 
     private func read(_ job: Job) {
-        _ = qfs_name_thread(Self.threadName)
         let tid = qfs_thread_id()
         state.withLock { _ = $0.threads.insert(tid) }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))

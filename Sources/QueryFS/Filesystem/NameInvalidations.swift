@@ -32,7 +32,7 @@ final class NameInvalidations: @unchecked Sendable {
         var range: Range<Int>
     }
 
-    private let queue = QueueThread<Work>()
+    private let queue = QueueThread<Work>(named: "queryfs-names")
     private let sweeps = PlainLock()
     private var pendingSweeps: [Sweep] = []
     private let log: @Sendable (String) -> Void

@@ -400,7 +400,7 @@ public final class LiveCatalog: @unchecked Sendable {
             takeConfigurationEdited: { [unowned self] in configurationEdited.exchange(false, ordering: .relaxed) },
             isStopping: { [unowned self] in stopping.load(ordering: .relaxed) },
             takeTasks: { [unowned self] in tasks.withLock { tasks in defer { tasks.removeAll() }; return tasks } })
-        startThread { [self] in
+        startThread(named: "queryfs-watcher") { [self] in
             loop.run { update in subscribers.publish(update) }
         }
     }

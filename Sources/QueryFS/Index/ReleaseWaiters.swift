@@ -29,7 +29,7 @@ final class ReleaseWaiters: @unchecked Sendable {
     func wait(for name: ItemName) {
         guard waiting.withLock({ $0.insert(name).inserted }) else { return }
         let rootFD = rootFD
-        startThread { [self] in
+        startThread(named: "queryfs-release") { [self] in
             if let lock = try? ItemLock(item: name, in: rootFD), (try? lock.lock(.shared, timeout: nil)) != nil {
                 held.withLock { $0[name] = lock }
                 // The watcher may have ended meanwhile: nobody would read it, so let go.

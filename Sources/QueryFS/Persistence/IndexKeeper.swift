@@ -26,7 +26,7 @@ final class IndexKeeper: @unchecked Sendable {
     let location: IndexLocation
     private let lock: IndexLock
     private var identity: IndexFile.Identity
-    private let queue = QueueThread<Task>()
+    private let queue = QueueThread<Task>(named: "queryfs-index")
     private let log: @Sendable (String) -> Void
     /// The catalog's items and their stamps, and its views' members, read
     /// under its lock at one moment (on the keeper's thread).

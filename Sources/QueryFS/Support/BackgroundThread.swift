@@ -1,14 +1,20 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 
 /// Starts `body` on a dedicated POSIX thread (not a Swift concurrency
 /// executor: the watcher blocks in poll(2), and FUSE notifications must come
-/// from a thread that no request handler waits on).
+/// from a thread that no request handler waits on). `name` is what
+/// `top -H`, `ps -L` and /proc/PID/task/*/comm show (at most 15 bytes), so a
+/// busy thread can be told apart from the others.
 @discardableResult
-func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+func startThread(named name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t? {
     final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    let box = Unmanaged.passRetained(Box({
+        _ = qfs_name_thread(name)
+        body()
+    })).toOpaque()
     var thread = pthread_t()
     let result = pthread_create(&thread, nil, { argument in
         let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()

@@ -42,7 +42,7 @@ public final class IdleMemoryTrim: Sendable {
         guard secondsUntilDue == 0 else { return }
         pending.store(false, ordering: .relaxed)
         // Detached: nobody waits for it, and a joinable thread never joined keeps its stack.
-        guard let thread = startThread({ MemoryTrim.returnFreedMemory() }) else {
+        guard let thread = startThread(named: "queryfs-trim", { MemoryTrim.returnFreedMemory() }) else {
             // No thread to be had (EAGAIN): trimmed here, late rather than never.
             return MemoryTrim.returnFreedMemory()
         }

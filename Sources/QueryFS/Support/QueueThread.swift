@@ -14,7 +14,10 @@ final class QueueThread<Element>: @unchecked Sendable {
     private var started = false
     private var stopped = false
     private var finished = false
-    init() {
+    /// The thread's name (see `startThread`).
+    private let name: String
+    init(named name: String) {
+        self.name = name
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -26,12 +29,13 @@ final class QueueThread<Element>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Starts the thread.
-    func start(drain: @escaping @Sendable ([Element]) -> Void) {
+    /// Starts the thread; it runs `prepare` first (a thread setting of its own).
+    func start(prepare: @escaping @Sendable () -> Void = {}, drain: @escaping @Sendable ([Element]) -> Void) {
         pthread_mutex_lock(mutex)
         started = true
         pthread_mutex_unlock(mutex)
-        startThread { [self] in
+        startThread(named: name) { [self] in
+            prepare()
             while let batch = next() { drain(batch) }
             pthread_mutex_lock(mutex)
             finished = true

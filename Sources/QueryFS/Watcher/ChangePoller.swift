@@ -156,7 +156,7 @@ final class ChangePoller: @unchecked Sendable {
 
     private func startIfNeeded() {
         guard !running.exchange(true, ordering: .relaxed) else { return }
-        startThread { [self] in
+        startThread(named: "queryfs-poller") { [self] in
             while !stopping.load(ordering: .relaxed) {
                 let start = monotonicSeconds()
                 round()
