@@ -85,4 +85,45 @@ final class EventScriptTests: XCTestCase {
         XCTAssertEqual(chain, [.rename(from: Array("0002 X".utf8), to: Array("0003 X".utf8), record: record("b")),
                                .rename(from: Array("0001 X".utf8), to: Array("0002 X".utf8), record: record("a"))])
     }
+
+    /// Renames that permute names (cycles) and move names onto free ones
+    /// (chains, in either direction and in any order): every target is free
+    /// when its rename runs, each cycle parks once, and the result is the
+    /// names asked for.
+    func testRenamesOfChainsAndCyclesApplyInOnePass() {
+        var random = Random(state: 17)
+        let record = ItemRecord(Item(name: ItemName("a"), kind: .file))
+        func name(_ number: Int) -> [UInt8] {
+            let digits = String(number)
+            return Array((String(repeating: "0", count: max(0, 4 - digits.count)) + digits + " X").utf8)
+        }
+        for round in 0..<200 {
+            let count = Int.random(in: 1..<60, using: &random)
+            // Sources 0..<count; targets: a permutation of some of them and fresh names for the rest.
+            var targets = (0..<count).map { $0 }
+            targets.shuffle(using: &random)
+            var renames: [(from: [UInt8], to: [UInt8], record: ItemRecord)] = []
+            for source in 0..<count where source != targets[source] || Bool.random(using: &random) {
+                let fresh = Int.random(in: 0..<4, using: &random) == 0
+                renames.append((name(source), fresh ? name(1000 + source) : name(targets[source]), record))
+            }
+            // Names nobody renames onto any more are dropped from the permutation's images.
+            let wanted = Set(renames.map(\.to))
+            let moved = Set(renames.map(\.from))
+            let unmoved = Set((0..<count).map(name)).subtracting(moved)
+            guard wanted.count == renames.count, wanted.isDisjoint(with: unmoved) else { continue }
+            renames.shuffle(using: &random)
+            let operations = EventScript.ordered(renames)
+            let expected = unmoved.union(wanted)
+            XCTAssertEqual(strictlyApplied(operations, to: (0..<count).map(name), "round \(round)"), expected, "round \(round)")
+            let parks = operations.count - renames.count
+            XCTAssertGreaterThanOrEqual(parks, 0, "round \(round)")
+            XCTAssertLessThanOrEqual(parks, renames.count / 2, "round \(round): at most one park per cycle of two or more")
+        }
+        // A shift of 1,000 entries down by one rank, listed top first: one pass, no parking.
+        let shift = (0..<1000).map { (from: name($0), to: name($0 + 1), record: record) }
+        let operations = EventScript.ordered(shift)
+        XCTAssertEqual(operations.count, 1000)
+        XCTAssertEqual(operations.first, .rename(from: name(999), to: name(1000), record: record))
+    }
 }
