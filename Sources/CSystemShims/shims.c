@@ -87,3 +87,10 @@ int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); 
 int qfs_name_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
+
+#include <sched.h>
+
+int qfs_run_thread_when_idle(void) {
+    struct sched_param param = { .sched_priority = 0 };
+    return sched_setscheduler(0, SCHED_IDLE, &param);
+}

@@ -8,7 +8,7 @@ import Glibc
 /// above them), a name that only lost its rank stays in the kernel's cache
 /// and still leads to its item, while one that now means another item (a
 /// neighbour with the same title) is dropped — found off the watcher thread
-/// (`NameInvalidations.sweep`), not by dropping the folder's dentry, which
+/// (`NameSweeps`), not by dropping the folder's dentry, which
 /// made the kernel prune every cached entry at once.
 final class ShiftedEntriesMountTests: MountTestCase {
     func testANameThatNowMeansAnotherItemIsDroppedAfterALargeShift() throws {

@@ -58,6 +58,11 @@ pid_t qfs_thread_id(void);
 /// /proc/PID/task/TID/comm and `ps -L` show. 0, or -1 with errno.
 int qfs_name_thread(const char *name);
 
+/// Moves the calling thread to SCHED_IDLE (sched_setscheduler(2)): it runs
+/// when nothing else wants the CPU, and a CPU running only such threads
+/// counts as idle when the scheduler places a waking thread. 0, or -1 with errno.
+int qfs_run_thread_when_idle(void);
+
 /// An anonymous file in memory (memfd_create), close-on-exec; -1 with errno.
 int qfs_memory_file(const char *name);
 

@@ -287,7 +287,7 @@ enum FuseOperations {
             folder?.listed()
             let end = listing.reply(request, size: size, offset: Int(offset), plus: plus, timeout: fs.policy.viewTimeout)
             // Entries 0 and 1 are `.` and `..`.
-            if plus { folder?.noteListed(upTo: end - 2) }
+            if plus { folder?.noteListed(max(Int(offset) - 2, 0)..<max(end - 2, 0)) }
         }
         fs.catalog.idleTrim.mark()
     }

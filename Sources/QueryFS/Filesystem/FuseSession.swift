@@ -178,6 +178,8 @@ public struct FuseSession {
 
         filesystem.nameInvalidations.start(session: session)
         defer { filesystem.nameInvalidations.stop() }
+        filesystem.nameSweeps.start()
+        defer { filesystem.nameSweeps.stop() }
         let linkWarmer = LinkWarmer(mountPoint: mountPoint)
         filesystem.linkWarmer = linkWarmer
         defer { linkWarmer.stop() }

@@ -62,6 +62,7 @@ extension QueryFilesystem {
             ("problems", "[" + problems.joined(separator: ",") + "]"),
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
             ("kernelRequests", KernelRequests.json()),
+            ("nameSweeps", Self.json(nameSweeps.sweepCounts)),
         ]
         return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
     }
@@ -75,6 +76,12 @@ extension QueryFilesystem {
         if let seconds = index.reconciliationSeconds { fields.append(("reconciliationSeconds", String((seconds * 1000).rounded() / 1000))) }
         if let changed = index.changedWhileUnmounted { fields.append(("changedWhileUnmounted", String(changed))) }
         return "{" + fields.map { "\(JSON.string($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
+    /// The `nameSweeps` object: the shifted-entry comparisons since the mount (`NameSweeps`).
+    private static func json(_ counts: NameSweeps.Counts) -> String {
+        "{\"queued\": \(counts.queued), \"merged\": \(counts.merged), \"entriesCompared\": \(counts.compared), "
+            + "\"namesDropped\": \(counts.dropped), \"pending\": \(counts.pending)}"
     }
 
     /// `.queryfs/` itself: read-only, there since the mount.

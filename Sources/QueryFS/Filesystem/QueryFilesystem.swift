@@ -49,6 +49,7 @@ public final class QueryFilesystem: @unchecked Sendable {
     let madeTagFolders = Mutex<Set<String>>([])
     /// The thread that tells the kernel which names to forget.
     let nameInvalidations: NameInvalidations
+    let nameSweeps: NameSweeps
     /// Reads view link targets ahead of a program reading them (nil: not
     /// mounted, or the kernel does not cache symlinks).
     var linkWarmer: LinkWarmer?
@@ -72,6 +73,8 @@ public final class QueryFilesystem: @unchecked Sendable {
         self.catalog = catalog
         self.linkStyle = linkStyle
         nameInvalidations = NameInvalidations(log: { [catalog] in catalog.logMessage($0) })
+        nameSweeps = NameSweeps(log: { [catalog] in catalog.logMessage($0) },
+                                drop: { [nameInvalidations] folder, names in nameInvalidations.add(parent: folder, names: names) })
         let writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
         self.writes = writes
         // The index reads an item the mount is filling once the writes pause.

@@ -19,6 +19,21 @@ final class ViewListing: @unchecked Sendable {
 
     var count: Int { records.count }
 
+    /// The indices whose names the kernel was given from this listing while
+    /// it was current (exact lookups, readdirplus replies, the event
+    /// replay's operations), as one range: the names it may still hold. A
+    /// sweep that goes past this listing compares only these
+    /// (`NameSweeps`); final once the folder holds another listing.
+    private var shownStorage: Range<Int>?
+    private let shownLock = PlainLock()
+
+    var shown: Range<Int>? { shownLock.withLock { shownStorage } }
+
+    func noteShown(_ indices: Range<Int>) {
+        guard !indices.isEmpty else { return }
+        shownLock.withLock { shownStorage = shownStorage.map { $0.hull(indices) } ?? indices }
+    }
+
     func name(at index: Int) -> [UInt8] {
         let (title, ext) = records[index].entryTitle(naming)
         return EntryNaming.entryName(rank: index + 1, width: width, title: title, ext: ext)
@@ -182,7 +197,13 @@ final class ViewFolder: @unchecked Sendable {
     /// given the kernel (their dentries exist: `LinkWarmer` reads only those).
     private var listedStorage = 0
 
-    func noteListed(upTo count: Int) { lock.withLock { listedStorage = max(listedStorage, count) } }
+    /// Entries `indices` of the current listing were given to the kernel by readdirplus.
+    func noteListed(_ indices: Range<Int>) {
+        lock.withLock {
+            listedStorage = max(listedStorage, indices.upperBound)
+            listingStorage.noteShown(indices)
+        }
+    }
 
     /// How many entries of `listing` the kernel was given; nil once the folder holds another listing.
     func listedCount(of listing: ViewListing) -> Int? {
@@ -204,6 +225,15 @@ final class ViewFolder: @unchecked Sendable {
                 changedStorage = changedStorage.advanced(to: time)
             }
         }
+    }
+}
+
+extension Range where Bound == Int {
+    /// The smallest range holding both (either may be empty).
+    func hull(_ other: Range<Int>) -> Range<Int> {
+        if isEmpty { return other }
+        if other.isEmpty { return self }
+        return Swift.min(lowerBound, other.lowerBound)..<Swift.max(upperBound, other.upperBound)
     }
 }
 

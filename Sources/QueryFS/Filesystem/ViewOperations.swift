@@ -59,6 +59,8 @@ extension QueryFilesystem {
             // lookups in the folder to finish), never after it.
             func reply(_ listing: ViewListing, _ index: Int, exact: Bool) {
                 let record = listing.records[index]
+                // Only an exact name is kept (a stale one has no timeout).
+                if exact { listing.noteShown(index..<index + 1) }
                 let id = NodeID.entry(folder: serial, item: record.serial)
                 var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
                                             timeout: exact ? policy.viewTimeout : 0)
