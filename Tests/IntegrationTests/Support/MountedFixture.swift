@@ -89,7 +89,13 @@ final class MountedFixture {
         if !FileManager.default.fileExists(atPath: connections + "/\(minor)") {
             Program.run(["mount", "-t", "fusectl", "none", connections])
         }
-        FileManager.default.createFile(atPath: connections + "/\(minor)/abort", contents: Data("1".utf8))
+        // Written in place: FileManager.createFile writes a temporary file and
+        // renames it, which sysfs refuses, so the abort never happened and a
+        // wedged test waited until it was aborted by hand (535 s in a CI run).
+        let fd = open(connections + "/\(minor)/abort", O_WRONLY)
+        guard fd >= 0 else { return print("fusectl abort of \(mountPoint): open: \(String(cString: strerror(errno)))") }
+        if write(fd, "1", 1) != 1 { print("fusectl abort of \(mountPoint): write: \(String(cString: strerror(errno)))") }
+        close(fd)
     }
 
     /// Resident memory of the daemon, in bytes (VmRSS), or nil.
