@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CFuse
 import CSystemShims
 
 /// The names of shifted entries that now mean another item, found by
@@ -18,9 +17,8 @@ import CSystemShims
 /// running only a sweep counts as idle when one of them wakes. SCHED_IDLE
 /// is a tiny share, not none, so a sweep ends on a busy machine too. The
 /// names it finds are dropped by the name thread, at normal priority:
-/// dropping a name locks its folder in the kernel, and a lookup there
-/// waited for this thread, preempted while it held the lock (p99 of a
-/// change at 1,000,000 items 10–17 ms with the sweep dropping, 7 without).
+/// dropping a name locks its folder in the kernel, and a lookup there must
+/// not wait for an idle-class thread preempted while it holds that lock.
 final class NameSweeps: @unchecked Sendable {
     /// A folder's names that may now mean another item: those of each
     /// listing in `comparisons` whose entry in `newest`, at the same index,
@@ -96,9 +94,8 @@ final class NameSweeps: @unchecked Sendable {
     ///   entries (a name the first step left alone may now mean another item);
     /// - names the kernel was given from a listing in between (`shown`),
     ///   where the new step shifted entries.
-    /// Indices a sweep already compared against the listing before are
-    /// compared again where the new step shifted entries, so nothing is
-    /// missed; at worst a name is dropped that still meant its item.
+    /// A sweep that has started takes no more changes (`Sweep.started`):
+    /// the change queues a sweep of its own behind it.
     func sweep(folder: UInt64, old: ViewListing, new: ViewListing, range: Range<Int>) {
         // Other widths: every rank is written differently, so no old name survives.
         guard !range.isEmpty, old.width == new.width else { return }
