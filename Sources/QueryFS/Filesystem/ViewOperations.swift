@@ -103,7 +103,6 @@ extension QueryFilesystem {
         fuse_reply_entry(request, &entry)
     }
 
-    /// Attributes of a view-side node, or nil if there is no such node.
     /// Why node `id` has no attributes: an entry whose item left the catalog
     /// is stale (ESTALE: the kernel looks the name up again, and finds what
     /// it means now, if anything); anything else is not there.
@@ -112,6 +111,7 @@ extension QueryFilesystem {
         return ENOENT
     }
 
+    /// Attributes of a view-side node, or nil if there is no such node.
     func viewAttributes(of id: UInt64) -> stat? {
         switch NodeID.kind(of: id) {
         case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: changed(id))

@@ -14,7 +14,7 @@ final class BackgroundReconciliation: @unchecked Sendable {
          wake: @escaping @Sendable () -> Void)
     {
         nonisolated(unsafe) let contents = contents
-        startThread(named: "queryfs-reconcile") { [self] in
+        startThread(named: "queryfs-reconc") { [self] in
             let names: [ItemName]
             do throws(SystemError) {
                 names = try root.itemNames().filter { !ignored($0) }

@@ -12,6 +12,7 @@ import CSystemShims
 func startThread(named name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t? {
     final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
     let box = Unmanaged.passRetained(Box({
+        // Only a diagnostic: prctl fails only for a bad pointer, and a longer name is cut, not refused.
         _ = qfs_name_thread(name)
         body()
     })).toOpaque()
