@@ -14,7 +14,7 @@ struct QueryFSCommand: ParsableCommand {
         subcommands: [
             MountCommand.self, UnmountCommand.self, ListCommand.self, ViewsCommand.self, StatusCommand.self,
             WatchCommand.self, TagCommand.self, ArchiveCommand.self, UnarchiveCommand.self, SetCommand.self,
-            HistoryCommand.self, UndoCommand.self,
+            HistoryCommand.self, UndoCommand.self, ConnectionGuardCommand.self,
         ]
     )
 }

@@ -63,6 +63,17 @@ int qfs_name_thread(const char *name);
 /// counts as idle when the scheduler places a waking thread. 0, or -1 with errno.
 int qfs_run_thread_when_idle(void);
 
+/// Spawns `path` with `argv` and the environment, with `fd` as descriptor
+/// `as` and every descriptor above `as` closed (0 to `as - 1` inherited).
+/// Returns 0, or an errno value (posix_spawn's convention).
+int qfs_spawn_with_descriptor(pid_t *pid, const char *path, char *const argv[], int fd, int as);
+
+/// In a child: returns 0 once `parent`'s main thread has exited (at once if
+/// it already has), woken by the parent-death signal (PR_SET_PDEATHSIG,
+/// SIGUSR1, blocked and waited for; a SIGUSR1 from anyone else is ignored).
+/// -1 with errno if the wait cannot be set up.
+int qfs_wait_for_parent_death(pid_t parent);
+
 /// An anonymous file in memory (memfd_create), close-on-exec; -1 with errno.
 int qfs_memory_file(const char *name);
 

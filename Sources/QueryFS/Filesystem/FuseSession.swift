@@ -201,6 +201,11 @@ public struct FuseSession {
         catalog.start()
         defer { catalog.stop() }
         ready()
+        // After `ready` has detached (the guard must not hold the caller's
+        // terminal or pipes), and on the main thread, which lives as long as
+        // the mount (the guard is told when its spawning thread exits).
+        let guardState = ConnectionGuard.start(mountPoint: mountPoint, log: log)
+        filesystem.connectionGuard.withLock { $0 = guardState }
         let result = qfs_session_loop_mt(session, options.maxThreads)
         if result < 0 { log("session loop ended with error \(-result)") }
     }

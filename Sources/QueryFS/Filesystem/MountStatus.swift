@@ -63,6 +63,7 @@ extension QueryFilesystem {
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
             ("kernelRequests", KernelRequests.json()),
             ("nameSweeps", Self.json(nameSweeps.sweepCounts)),
+            ("connectionGuard", Self.json(connectionGuard.withLock { $0 })),
         ]
         return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
     }
@@ -82,6 +83,17 @@ extension QueryFilesystem {
     private static func json(_ counts: NameSweeps.Counts) -> String {
         "{\"queued\": \(counts.queued), \"merged\": \(counts.merged), \"entriesCompared\": \(counts.compared), "
             + "\"namesDropped\": \(counts.dropped), \"pending\": \(counts.pending)}"
+    }
+
+    /// The `connectionGuard` object: the process that aborts the connection
+    /// should the daemon be killed (`ConnectionGuard`), or why there is none.
+    private static func json(_ state: ConnectionGuard.State) -> String {
+        switch state {
+        case .running(let pid):
+            return "{\"pid\": \(pid), \"running\": \(ConnectionGuard.isRunning(state))}"
+        case .unavailable(let reason):
+            return "{\"running\": false, \"note\": \(JSON.string(reason))}"
+        }
     }
 
     /// `.queryfs/` itself: read-only, there since the mount.

@@ -53,6 +53,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// Reads view link targets ahead of a program reading them (nil: not
     /// mounted, or the kernel does not cache symlinks).
     var linkWarmer: LinkWarmer?
+    /// The process that aborts the connection if the daemon is killed (set once mounted).
+    let connectionGuard = Mutex<ConnectionGuard.State>(.unavailable("not started"))
     /// The kernel keeps symlink targets (FUSE_CAP_CACHE_SYMLINKS, known at INIT).
     let kernelCachesSymlinks = Atomic<Bool>(false)
     /// Replays the watcher's changes through the mount for inotify (nil: `--no-events`, or not mounted).
