@@ -48,10 +48,25 @@ final class LinkWarmingMountTests: MountTestCase {
         let expected = QueryfsBinary.run(["ls", "--long", fixture.backing, "by-name"]).stdoutText.split(separator: "\n")
             .map { $0.split(separator: "\t", maxSplits: 1).map(String.init) }
         XCTAssertEqual(expected.count, Self.bundleCount)
+        let before = try readlinkRequests()
         let shown = longListing("by-name")
         XCTAssertEqual(shown.count, Self.bundleCount)
         for fields in expected { XCTAssertEqual(shown[fields[0]], fields[1], fields[0]) }
         XCTAssertTrue(eventually { self.readingThreads(pid) == 0 }, "reading threads left: \(readingThreads(pid))")
+        // Each target was asked for once, by `ls` or by the warmer: the
+        // listing was read once, not again at each readlink answered.
+        let first = try readlinkRequests() - before
+        XCTAssertLessThanOrEqual(first, Self.bundleCount + 10)
+        XCTAssertGreaterThanOrEqual(first, Self.bundleCount)
+        XCTAssertEqual(longListing("by-name").count, Self.bundleCount)
+        XCTAssertEqual(try readlinkRequests() - before, first, "a second ls -l is served from the kernel's cache")
+    }
+
+    /// READLINK requests the kernel sent since the mount (the status file's `kernelRequests`).
+    private func readlinkRequests() throws -> Int {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+        let status = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return (status["kernelRequests"] as? [String: Int])?["READLINK"] ?? 0
     }
 
     func testAViewChangingWhileItsLinksAreReadStaysRight() throws {

@@ -40,13 +40,12 @@ final class LinkWarmer: @unchecked Sendable {
     private let mountPoint: [UInt8]
     private let state = Mutex<State>(State())
     private let stopping = Atomic<Bool>(false)
+    /// Folders being read now (read without the lock first: see `noteReadlink`).
+    private let running = Atomic<Int>(0)
 
     private struct State {
         /// The warmer's own threads (their requests start nothing).
         var threads: Set<pid_t> = []
-        /// Per folder serial, the listing state last read (its change time).
-        var warmed: [UInt32: Timestamp] = [:]
-        var running = 0
     }
 
     init(mountPoint: String) {
@@ -56,18 +55,29 @@ final class LinkWarmer: @unchecked Sendable {
     /// A readlink of an entry of `folder` was answered: starts reading the
     /// rest of its targets, unless that listing was read already or the
     /// request is the warmer's own.
+    ///
+    /// Called after every readlink reply, on sixteen request threads at
+    /// once during a first `ls -l`: the usual answer ("this listing is read
+    /// already") comes from two atomic loads. Under one lock for every call,
+    /// the lock's slow path was 9.7 % of all CPU samples of a first `ls -l`
+    /// of 100,000 entries (perf, both cores busy).
     func noteReadlink(_ request: fuse_req_t?, folder: ViewFolder) {
-        guard !stopping.load(ordering: .relaxed), let context = fuse_req_ctx(request) else { return }
+        let generation = folder.generation.load(ordering: .acquiring)
+        guard folder.linksWarmedGeneration.load(ordering: .relaxed) != generation,
+              running.load(ordering: .relaxed) < Self.concurrentFolders,
+              !stopping.load(ordering: .relaxed), let context = fuse_req_ctx(request)
+        else { return }
         let pid = context.pointee.pid
         // Only while the folder is being listed: a lone readlink long after
         // (a script polling one entry) would read every link for nothing.
         guard monotonicSeconds() - folder.lastListed < Self.listingSeconds else { return }
-        let changed = folder.changed
+        // Starts are decided under the lock, so each listing is read once.
         let start = state.withLock { state -> Bool in
-            guard !state.threads.contains(pid), state.warmed[folder.serial] != changed,
-                  state.running < Self.concurrentFolders else { return false }
-            state.warmed[folder.serial] = changed
-            state.running += 1
+            guard !state.threads.contains(pid), running.load(ordering: .relaxed) < Self.concurrentFolders,
+                  folder.linksWarmedGeneration.load(ordering: .relaxed) != generation
+            else { return false }
+            folder.linksWarmedGeneration.store(generation, ordering: .relaxed)
+            running.add(1, ordering: .relaxed)
             return true
         }
         if start { warm(folder) }
@@ -123,7 +133,7 @@ final class LinkWarmer: @unchecked Sendable {
         }
         state.withLock { _ = $0.threads.remove(tid) }
         if job.finishedThreads.add(1, ordering: .relaxed).newValue == Self.threadCount {
-            state.withLock { $0.running -= 1 }
+            running.subtract(1, ordering: .relaxed)
         }
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// One view's entries as the kernel sees them right now: an immutable
 /// snapshot, swapped whole when the view changes, so a directory handle
@@ -211,6 +212,12 @@ final class ViewFolder: @unchecked Sendable {
     }
     var changed: Timestamp { lock.withLock { changedStorage } }
 
+    /// Counts the listings this folder has held (bumped by `replace`): read
+    /// without a lock by `LinkWarmer` on every readlink answered.
+    let generation = Atomic<UInt64>(0)
+    /// The generation whose links `LinkWarmer` has read (or is reading).
+    let linksWarmedGeneration = Atomic<UInt64>(.max)
+
     /// Held while a readdir reply is built and sent, and while the listing
     /// is swapped: so a reply made from the old listing always reaches the
     /// kernel before the watcher's invalidation, never after it (which would
@@ -223,6 +230,7 @@ final class ViewFolder: @unchecked Sendable {
                 listingStorage = listing
                 listedStorage = 0
                 changedStorage = changedStorage.advanced(to: time)
+                generation.add(1, ordering: .releasing)
             }
         }
     }
