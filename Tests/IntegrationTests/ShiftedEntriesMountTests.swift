@@ -45,6 +45,31 @@ final class ShiftedEntriesMountTests: MountTestCase {
                        ViewComparison.expected(backing: fixture.backing, view: "by-modified"))
     }
 
+    /// A large shift drops no name at all when no title repeats: the
+    /// folder's listing must still be read again. The kernel kept it
+    /// (no opendir: FOPEN_CACHE_DIR), and the watcher drops it by dropping
+    /// the folder's attributes only (its mtime moved: the kernel starts the
+    /// listing over), not its pages, which took 5 ms per million entries on
+    /// the watcher thread. Twice, so a second change finds it kept again.
+    func testAListingTheKernelKeptIsReadAgainAfterAShiftThatDropsNoName() throws {
+        fixture = MountedFixture { corpus in
+            for number in 0..<600 { corpus.bundle("b\(number).hpwebsite", title: "Item \(number)", mtime: 10_000 - number) }
+        }
+        try fixture.mount(["--no-events"])
+        let view = fixture.mounted("by-modified")
+        for round in 1...2 {
+            XCTAssertEqual(RawFiles.list(view)?.count, 599 + round, "round \(round)")
+            // A newest item: every entry moves one rank down.
+            Corpus(path: fixture.backing).bundle("new\(round).hpwebsite", title: "Newest \(round)", mtime: 20_000 + round)
+            XCTAssertTrue(eventually { RawFiles.linkTarget(view + "/0001 Newest \(round).hpwebsite") != nil }, "round \(round)")
+            let names = RawFiles.list(view)?.map(\.text).sorted() ?? []
+            XCTAssertEqual(names.count, 600 + round, "round \(round)")
+            XCTAssertEqual(names.first, "0001 Newest \(round).hpwebsite", "round \(round)")
+            XCTAssertTrue(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "by-modified")
+                == ViewComparison.expected(backing: fixture.backing, view: "by-modified"), "round \(round): not a fresh reading")
+        }
+    }
+
     /// A name left cached after a large shift stats as gone once its item
     /// is deleted: the item's entry nodes answer ENOENT and the kernel drops
     /// their attributes (a script polling for an entry to go never waits forever).

@@ -30,9 +30,11 @@ enum FuseOperations {
         ops.`init` = { userdata, connection in
             guard let connection else { return }
             let cachesSymlinks = qfs_want(connection, UInt32(FUSE_CAP_CACHE_SYMLINKS)) != 0
+            let checksListingTimes = qfs_want(connection, UInt32(FUSE_CAP_AUTO_INVAL_DATA)) != 0
             if let userdata {
-                Unmanaged<QueryFilesystem>.fromOpaque(userdata).takeUnretainedValue()
-                    .kernelCachesSymlinks.store(cachesSymlinks, ordering: .relaxed)
+                let filesystem = Unmanaged<QueryFilesystem>.fromOpaque(userdata).takeUnretainedValue()
+                filesystem.kernelCachesSymlinks.store(cachesSymlinks, ordering: .relaxed)
+                filesystem.kernelChecksListingTimes.store(checksListingTimes, ordering: .relaxed)
             }
             _ = qfs_want(connection, UInt32(FUSE_CAP_READDIRPLUS))
             // Every listing batch with attributes, not only the first: `ls -l`

@@ -57,7 +57,7 @@ struct KernelCacheInvalidator {
                 if filesystem.madeTagFolders.withLock({ $0.contains(change.path[1]) }) {
                     let old = folder.listing
                     folder.replace(ViewListing(records: []), at: now)
-                    invalidateInode(folder.id)
+                    invalidateListing(of: folder)
                     invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
                     if replaying { events.append(replayStep(folder: folder, old: old, change: change, bound: bound)) }
                     continue
@@ -87,7 +87,7 @@ struct KernelCacheInvalidator {
         // the readdir caches, names and replay scripts of the views before it
         // (at 1,000,000 items those held by-modified back by up to 5 ms).
         for (change, folder, old) in swapped {
-            invalidateInode(folder.id)
+            invalidateListing(of: folder)
             guard let old else {
                 if replaying, let parent = filesystem.parentID(ofFolderAt: change.path) {
                     events.append(.folder(parent: parent, parentPath: Array(change.path.dropLast()), name: change.path.last!,
@@ -98,8 +98,11 @@ struct KernelCacheInvalidator {
             invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
             forgetGoneItems(goneItems, of: folder, old: old, change: change)
             if replaying { events.append(replayStep(folder: folder, old: old, change: change, bound: bound)) }
+            // Attributes only: an entry node's target never changes (an
+            // item's name is what it is; a renamed bundle is a new item with
+            // a new serial), so the kernel may keep the target it read.
             for item in changedItems {
-                invalidateInode(NodeID.entry(folder: folder.serial, item: item))
+                notifications?.invalidateAttributes(NodeID.entry(folder: folder.serial, item: item))
             }
         }
         var touchedPaths: [[UInt8]] = []
@@ -275,6 +278,25 @@ struct KernelCacheInvalidator {
         default: break
         }
         notifications?.invalidateInode(id)
+    }
+
+    /// A view folder whose listing changed. Its mtime moved with the listing
+    /// (`ViewFolder.replace` advances it at every change), so where the
+    /// kernel checks a folder's mtime before it serves a kept listing from
+    /// the start (FUSE_CAP_AUTO_INVAL_DATA), dropping the attributes is
+    /// enough: the next listing from the start asks for them, sees the new
+    /// mtime and reads the folder again.
+    /// Dropping the pages instead took the watcher about 5 ms per million
+    /// entries, and the next change waited for it: after every view was
+    /// listed at 1,000,000 items, the second rewrite took 28–47 ms to show.
+    /// (bundles/ keeps the full drop: its mtime is BACKING's, which a
+    /// coarse clock may leave unchanged across two changes.)
+    private func invalidateListing(of folder: ViewFolder) {
+        if filesystem.kernelChecksListingTimes.load(ordering: .relaxed) {
+            notifications?.invalidateAttributes(folder.id)
+        } else {
+            invalidateInode(folder.id)
+        }
     }
 
     /// Names go to their own thread (see `NameInvalidations`).

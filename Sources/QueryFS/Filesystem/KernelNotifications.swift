@@ -17,8 +17,14 @@ struct KernelNotifications {
     /// The errnos already logged (a failing mount would repeat one thousands of times).
     private static let logged = Mutex<Set<Int32>>([])
 
+    /// Drops the node's attributes and every page the kernel keeps of it (file data, a folder's listing, a link's target).
     func invalidateInode(_ id: UInt64) {
         check(fuse_lowlevel_notify_inval_inode(session, id, 0, 0), "inode \(id)")
+    }
+
+    /// Drops only the node's attributes (a negative offset: its pages stay).
+    func invalidateAttributes(_ id: UInt64) {
+        check(fuse_lowlevel_notify_inval_inode(session, id, -1, 0), "attributes of inode \(id)")
     }
 
     func invalidateEntry(parent: UInt64, name: [UInt8]) {

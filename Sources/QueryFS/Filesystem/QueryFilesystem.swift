@@ -57,6 +57,11 @@ public final class QueryFilesystem: @unchecked Sendable {
     let connectionGuard = Mutex<ConnectionGuard.State>(.unavailable("not started"))
     /// The kernel keeps symlink targets (FUSE_CAP_CACHE_SYMLINKS, known at INIT).
     let kernelCachesSymlinks = Atomic<Bool>(false)
+    /// The kernel checks a folder's mtime before it serves a kept listing
+    /// from the start, and starts over if it moved (FUSE_CAP_AUTO_INVAL_DATA,
+    /// known at INIT): a view folder's listing is then dropped by dropping
+    /// its attributes (`KernelCacheInvalidator.invalidateListing`).
+    let kernelChecksListingTimes = Atomic<Bool>(false)
     /// Replays the watcher's changes through the mount for inotify (nil: `--no-events`, or not mounted).
     var eventReplayer: EventReplayer?
     /// The options the mount was made with (for `.queryfs/status`).
