@@ -58,15 +58,28 @@ final class ItemRecordTests: XCTestCase {
         }
     }
 
-    /// Never "no" for a title an item has, through adds and removes.
+    /// Never "no" for a title an item has once its change is committed, through adds and removes.
     func testTitlePresenceHasNoFalseNo() {
         let presence = EntryTitlePresence(expectedItems: 10)
         let records = (0..<20_000).map { ItemRecord(Item(name: ItemName("n\($0).x"), kind: .file, title: "T \($0 % 5_000)")) }
-        for record in records { presence.add(record) }
-        for record in records.prefix(10_000) { presence.remove(record) }
+        for record in records.prefix(5_000) { presence.seed(record) }
+        for record in records.dropFirst(5_000) { presence.update(from: nil, to: record) }
+        // A change's titles count once committed (when its listings are
+        // out): before, titles only it brings are mostly "no".
+        let queued = (0..<1_000).map { ItemRecord(Item(name: ItemName("q\($0).x"), kind: .file, title: "Queued \($0)")) }
+        for record in queued { presence.update(from: nil, to: record) }
+        func has(_ record: ItemRecord) -> Bool { presence.mayHave(Array(record.entryName(index: 0, count: 1).dropFirst(5))) }
+        XCTAssertLessThan(queued.filter(has).count, 100)
+        presence.commit()
+        XCTAssertTrue(queued.allSatisfy(has))
+        // A title taken away is uncounted at once, one kept is left alone.
+        for record in records.prefix(10_000) { presence.update(from: record, to: nil) }
+        for record in records.suffix(10_000) { presence.update(from: record, to: record) }
         for record in records.suffix(10_000) {
             XCTAssertTrue(presence.mayHave(Array(record.entryName(index: 0, count: 1).dropFirst(5))))
         }
+        for record in queued { presence.update(from: record, to: nil) }
+        XCTAssertLessThan(queued.filter(has).count, 100, "a title taken away is uncounted without a commit")
         // Titles nobody has: mostly "no" (the filter is sized for 10 items, so not always).
         let absent = (0..<1_000).filter { !presence.mayHave(Array("Absent \($0).x".utf8)) }.count
         XCTAssertGreaterThan(absent, 0)

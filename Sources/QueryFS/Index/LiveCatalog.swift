@@ -39,6 +39,8 @@ public final class LiveCatalog: @unchecked Sendable {
     public let backing: BackingDirectory
     public var timing = Timing()
     private let guarded: GuardedIndex
+    /// The index's title filter, counted as updates are published.
+    private let titlePresence: EntryTitlePresence
     private let sources: ChangeSources
     private let releaseWaiters: ReleaseWaiters
     private let requestedKeyPaths: Set<String>
@@ -112,6 +114,7 @@ public final class LiveCatalog: @unchecked Sendable {
                                                     storedOrders: storedOrders),
                                    scanner: coordinated, ignored: ignored)
         self.guarded = guarded
+        titlePresence = guarded.withLock { $0.titlePresence }
         // Polling everything is said at `start` (once live: a mount that fails says one line).
         if changeSources.poller.isPolling, !changeSources.pollsEverything { log("changes are followed by \(changeSources.summary)") }
         var (keeper, status, reconciliation) = Self.keepIndex(
@@ -357,7 +360,7 @@ public final class LiveCatalog: @unchecked Sendable {
         onWatcherThread { [self] in
             var observation = BackingWatcher.Observation()
             observation.dirtyItems = items
-            subscribers.publish(updater.update(observation, configuration: nil))
+            publish(updater.update(observation, configuration: nil))
             done.signal()
         }
         return done.wait(timeout: .now() + timeout) == .success
@@ -401,8 +404,16 @@ public final class LiveCatalog: @unchecked Sendable {
             isStopping: { [unowned self] in stopping.load(ordering: .relaxed) },
             takeTasks: { [unowned self] in tasks.withLock { tasks in defer { tasks.removeAll() }; return tasks } })
         startThread(named: "queryfs-watcher") { [self] in
-            loop.run { update in subscribers.publish(update) }
+            loop.run { update in publish(update) }
         }
+    }
+
+    /// Hands `update` to the subscribers (the filesystem swaps in its new
+    /// listings there), then counts the titles it changed: the title
+    /// filter follows the listings as published (`EntryTitlePresence`).
+    private func publish(_ update: Update) {
+        subscribers.publish(update)
+        titlePresence.commit()
     }
 
     /// The changes of one view as an async sequence, for Swift programs

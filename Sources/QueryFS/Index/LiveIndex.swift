@@ -111,7 +111,7 @@ public final class LiveIndex {
         records = RecordTable(minimumCapacity: items.count + items.count / 8)
         for record in itemRecords {
             records[record.name] = record
-            titlePresence.add(record)
+            titlePresence.seed(record)
         }
         // Positions were checked against the snapshot's item count when read.
         func placed(_ positions: [UInt32]) -> [ItemRecord]? {
@@ -323,8 +323,7 @@ public final class LiveIndex {
         }
         for (old, new) in changed {
             if let new { records[new.record.name] = new.record } else if let old { records[old.record.name] = nil }
-            if let old { titlePresence.remove(old.record) }
-            if let new { titlePresence.add(new.record) }
+            titlePresence.update(from: old?.record, to: new?.record)
         }
         return result
     }
