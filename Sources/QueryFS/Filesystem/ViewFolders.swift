@@ -355,7 +355,12 @@ final class ViewFolderTable: @unchecked Sendable {
     /// Takes every record at once (at mount).
     func rememberAll(_ records: RecordTable) {
         let highest = records.values.reduce(0) { max($0, Int($1.serial)) }
-        var latest = [ItemRecord?](repeating: nil, count: highest + 1)
+        var latest = [ItemRecord?]()
+        // Room for an eighth more items: the first new item would otherwise
+        // grow the array under the lock lookups take (8 MB copied into fresh
+        // pages at 1,000,000 items: the first create's latency 13.5 ms).
+        latest.reserveCapacity(highest + 1 + (highest + 1) / 8)
+        latest.append(contentsOf: repeatElement(nil, count: highest + 1))
         for record in records.values { latest[Int(record.serial)] = record }
         lock.withLock { latestRecords = latest }
     }
