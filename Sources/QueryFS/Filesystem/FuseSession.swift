@@ -81,7 +81,7 @@ public struct FuseSession {
         // Before anything opens: the passthrough table sizes its descriptor cache from it.
         DescriptorLimit.raiseSoftLimit()
         // Before the scan's threads: a daemon that lives for months keeps few arenas.
-        MemoryTrim.limitArenas(to: 2)
+        MemoryTrim.limitArenas(to: 1)
 
         let configuration: Configuration
         do {
