@@ -92,4 +92,22 @@ final class DescriptorLimitMountTests: MountTestCase {
         let line = try XCTUnwrap(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
         XCTAssertEqual(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first, "4096", String(line))
     }
+
+    /// The kernel grows a descriptor table by waiting out an RCU grace
+    /// period in the thread that needed it (10–15 ms): the daemon grows its
+    /// table once at start for the node descriptors it may keep, so no
+    /// request or change waits for that later.
+    func testTheDescriptorTableIsGrownAtStartForTheNodesItMayKeep() throws {
+        makeFixture()
+        // A quarter of 4,096 for node descriptors (fewer than two per item here), and 256 more.
+        try fixture.mount([], prefix: ["prlimit", "--nofile=4096:4096"])
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        func tableSlots() -> Int? {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("FDSize:") }) else { return nil }
+            return Int(line.dropFirst("FDSize:".count).trimmingCharacters(in: .whitespaces))
+        }
+        XCTAssertTrue(eventually { (tableSlots() ?? 0) >= 1_024 + 256 }, "FDSize \(tableSlots() ?? -1)")
+        XCTAssertLessThan(openDescriptors(of: pid), 256, "grown, not filled")
+    }
 }
