@@ -89,6 +89,48 @@ final class ChangeNotificationMountTests: MountTestCase {
         XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
     }
 
+    /// The mark remembers which item each folder lies in. A bundle renamed
+    /// forgets its folders and no other's; a bundle deleted after its
+    /// payload is never looked up by its gone folder, and a change in
+    /// another bundle in the same burst still counts. Each step waits until
+    /// the views settle, so each is a burst of its own.
+    func testFanotifyPlacesFoldersAcrossRenamesAndDeletes() throws {
+        try XCTSkipIf(getuid() != 0, "a filesystem mark needs CAP_SYS_ADMIN; CI runs as root")
+        makeFixture()
+        try fixture.mount(["--notify", "fanotify"])
+        let corpus = Corpus(path: fixture.backing)
+        func edit(_ name: String, title: String) {
+            corpus.write(fixture.backed(name + "/payload.plist"), Array(Corpus.plist(title: title, archived: false, tags: []).utf8))
+        }
+        // Settled, and then past the poller's second look at items read within a
+        // clock tick of their change (it would find the next edit by itself).
+        func settled() -> [String] {
+            defer { usleep(200_000) }
+            return ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10)
+        }
+        // Both bundles' folders placed (and remembered).
+        edit("b1.hpwebsite", title: "First edit")
+        edit("b2.hpwebsite", title: "Second bundle")
+        XCTAssertEqual(settled(), [])
+        // Renamed: an edit in place later is b1's under its new name.
+        XCTAssertEqual(rename(fixture.backed("b1.hpwebsite"), fixture.backed("renamed.hpwebsite")), 0)
+        XCTAssertEqual(settled(), [])
+        edit("renamed.hpwebsite", title: "Edited after the rename")
+        XCTAssertEqual(settled(), [])
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: fixture.mounted("by-name"))
+            .contains { $0.contains("Edited after the rename") })
+        // b2, remembered, still placed after b1's rename.
+        edit("b2.hpwebsite", title: "Second bundle again")
+        XCTAssertEqual(settled(), [])
+        // A payload removed, then its bundle, with another bundle edited in the same burst.
+        XCTAssertEqual(unlink(fixture.backed("b3.hpwebsite/payload.plist")), 0)
+        XCTAssertEqual(rmdir(fixture.backed("b3.hpwebsite")), 0)
+        edit("b4.hpwebsite", title: "Edited beside a deletion")
+        XCTAssertEqual(settled(), [])
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: fixture.mounted("by-name"))
+            .contains { $0.contains("Edited beside a deletion") })
+    }
+
     func testInotifyCanBeAskedFor() throws {
         makeFixture()
         try fixture.mount(["--notify", "inotify"])

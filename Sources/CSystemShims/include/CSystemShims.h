@@ -146,8 +146,10 @@ typedef struct qfs_fanotify_event {
     size_t name_length;
 } qfs_fanotify_event;
 
-/// What a mark asks for (create, delete, moves, modify, attrib, close-write, folders too).
+/// What a mark asks for (create, delete, moves, modify, attrib, close-write,
+/// a folder's own deletion, folders too).
 extern const uint64_t QFS_FAN_CHANGES;
+extern const uint64_t QFS_FAN_DELETE_SELF;
 extern const uint64_t QFS_FAN_Q_OVERFLOW;
 extern const uint64_t QFS_FAN_ONDIR;
 extern const uint64_t QFS_FAN_MOVED_FROM;

@@ -111,6 +111,7 @@ final class ChangeLoop: @unchecked Sendable {
                 if (monotonicSeconds() - burstStart!) * 1000 < timing.maximumDelayMilliseconds { continue }
             }
             burstStart = nil
+            sources.settle(into: &pending)
             guard pending.needsFullRescan || pending.configurationChanged || !pending.dirtyItems.isEmpty else { continue }
             // Read outside the index lock: requests wait on it.
             let configuration = pending.configurationChanged ? hooks.reloadConfiguration?() : nil

@@ -176,6 +176,12 @@ final class ChangeSources {
         observation.needsWatch.removeAll()
     }
 
+    /// Ends a burst: adds the items of the folders its events happened in
+    /// (placed only now, when deleted ones are known: see `FilesystemMark.settle`).
+    func settle(into observation: inout BackingWatcher.Observation) {
+        mark?.settle(into: &observation)
+    }
+
     /// Adds what the poller found since the last call.
     func takePolled(into observation: inout BackingWatcher.Observation) -> Bool {
         let found = poller.takeFound()

@@ -38,6 +38,8 @@ final class Fanotify {
         var isOverflow: Bool { mask & QFS_FAN_Q_OVERFLOW != 0 }
         /// A folder moved away or deleted: folder paths known so far may be wrong.
         var reshapesFolders: Bool { mask & QFS_FAN_ONDIR != 0 && mask & (QFS_FAN_MOVED_FROM | QFS_FAN_DELETE) != 0 }
+        /// `folder` itself was deleted (reported with its own handle).
+        var deletesFolder: Bool { mask & QFS_FAN_ONDIR != 0 && mask & QFS_FAN_DELETE_SELF != 0 }
     }
 
     let fd: Int32
