@@ -164,11 +164,12 @@ for index in "${!sizes[@]}"; do
         fig[$size,bindfs_walk]=$(ms_of walk "$bind")
         fusermount3 -u "$bind"
     else
-        fig[$size,bindfs_walk]="-"
+        fig[$size,bindfs_walk]="not run"
     fi
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
+# "-" where either side was not measured.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b > 0) printf "%.2fx", a / b; else printf "-" }'; }
 echo
 echo "== summary (ms unless said; ratios against native work in the same run)"
 for size in "${sizes[@]}"; do
