@@ -13,6 +13,16 @@ history=../shared/data/hpdata.bundle
 if [ -z "${QUERYFS_HISTORY_BUNDLE:-}" ] && [ -f "$history" ]; then
     export QUERYFS_HISTORY_BUNDLE=$PWD/$history
 fi
+# A test process that dies (a trap, a signal) never reaches its teardown:
+# what its fixtures left mounted is unmounted here, and said, so one crash
+# does not leave mounts behind for the next run.
+unmount_leftovers() {
+    awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/mnt$/ { print $2 }' /proc/mounts | while read -r mount; do
+        echo "test.sh: unmounting $mount, left by a test process that died" >&2
+        fusermount3 -u "$mount" || umount -l "$mount"
+    done
+}
+trap unmount_leftovers EXIT
 # XCTest only: Swift Testing would close the output with a "0 tests" line.
 swift test --disable-swift-testing "$@"
 # A short pass of every fuzzer, so a target that no longer builds, or an
