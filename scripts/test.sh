@@ -15,9 +15,15 @@ if [ -z "${QUERYFS_HISTORY_BUNDLE:-}" ] && [ -f "$history" ]; then
 fi
 # A test process that dies (a trap, a signal) never reaches its teardown:
 # what its fixtures left mounted is unmounted here, and said, so one crash
-# does not leave mounts behind for the next run.
+# does not leave mounts behind for the next run. Only mounts this run made:
+# another run's, up before this one started, are left alone.
+fixture_mounts() {
+    awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/mnt$/ { print $2 }' /proc/mounts
+}
+mounts_before=$(fixture_mounts)
 unmount_leftovers() {
-    awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/mnt$/ { print $2 }' /proc/mounts | while read -r mount; do
+    fixture_mounts | while read -r mount; do
+        grep -qxF -- "$mount" <<<"$mounts_before" && continue
         echo "test.sh: unmounting $mount, left by a test process that died" >&2
         fusermount3 -u "$mount" || umount -l "$mount"
     done

@@ -102,14 +102,14 @@ public final class QueryFilesystem: @unchecked Sendable {
         reserveDescriptorTable()
     }
 
-    /// Grows the descriptor table, on a thread of its own, to what the
-    /// node descriptors the kernel may make the table keep for these items
-    /// (a bundle and its payload each) need, and 256 for everything else:
-    /// it then need not grow while serving (see `DescriptorLimit.reserveTable`).
-    /// Off the starting thread: growing waits out an RCU grace period
-    /// (10–15 ms here) that nothing else needs to wait for. A trusted start
-    /// at 100,000 items took 403–636 ms (median 437) with it, 388–611
-    /// (median 438) without, alternating ten times each.
+    /// Grows the descriptor table once, so that it need not grow while
+    /// serving (see `DescriptorLimit.reserveTable`): room for the node
+    /// descriptors the passthrough table may keep for these items (a
+    /// bundle and its payload each, up to its limit) and 256 more. On a
+    /// thread of its own: growing waits out an RCU grace period (10–15 ms
+    /// here) that nothing else needs to wait for. A trusted start at
+    /// 100,000 items took 403–636 ms (median 437) with it, 388–611 (median
+    /// 438) without, alternating ten times each.
     private func reserveDescriptorTable() {
         let count = min(passthrough.descriptorLimit, 2 * catalog.withIndex { $0.records.count }) + 256
         guard let thread = startThread(named: "queryfs-fds", { DescriptorLimit.reserveTable(for: count) }) else {
