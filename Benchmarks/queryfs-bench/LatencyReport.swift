@@ -18,9 +18,9 @@ func printLatencies(_ results: [(String, [Double])], barMilliseconds: Int, timeo
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
         print("  \(kind.padding(16)) p50 \(format(percentile(0.5), 1)) ms   p99 \(format(percentile(0.99), 1)) ms   (bar: p99 <= \(barMilliseconds) ms)"
             + (timedOut > 0 ? "   TIMED OUT: \(timedOut)" : "")
-            // With 100 samples p99 is the slowest one: the next few say whether
-            // it stood alone, and their places in the run (#1 is the first
-            // change) whether it was the run's start.
+            // p99 is the slowest sample of 100 and the third slowest of 300:
+            // the slowest few say whether it stood alone, and their places in
+            // the run (#1 is the first change) whether it was the run's start.
             + "   slowest: " + slowest(samples, 4).map { "\(format(samples[$0] * 1000, 1)) (#\($0 + 1))" }.joined(separator: " "))
     }
 }
