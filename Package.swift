@@ -13,7 +13,7 @@ let package = Package(
         // The configuration file is TOML 1.0, read by toml++ through TOMLKit.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The mount logs through swift-log; the command picks where lines go.
-        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),  // LogHandler.log(event:)
     ],
     targets: [
         // libfuse3 as a Swift module: a module map plus a shim header.

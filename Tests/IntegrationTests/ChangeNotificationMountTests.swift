@@ -182,7 +182,7 @@ final class ChangeNotificationMountTests: MountTestCase {
                                   stdout: scratch + "/out", stderr: scratch + "/err")
         XCTAssertGreaterThan(shell, 0)
         defer {
-            FileManager.default.createFile(atPath: scratch + "/done", contents: nil)
+            XCTAssertTrue(FileManager.default.createFile(atPath: scratch + "/done", contents: nil), "the shell's stop file")
             if Program.wait(shell, timeout: 15) == nil {
                 kill(shell, SIGKILL)
                 _ = Program.wait(shell)

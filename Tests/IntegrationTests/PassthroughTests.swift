@@ -210,7 +210,7 @@ final class PassthroughTests: XCTestCase {
         XCTAssertEqual(setxattr(path, "user.queryfs.test", "value", 5, 0), 0)
         var buffer = [CChar](repeating: 0, count: 64)
         XCTAssertEqual(getxattr(fixture.backed("notes.txt"), "user.queryfs.test", &buffer, buffer.count), 5)
-        XCTAssertEqual(String(cString: buffer + [0]).prefix(5), "value")
+        XCTAssertEqual(String(decoding: buffer.prefix(5).map { UInt8(bitPattern: $0) }, as: UTF8.self), "value")
         XCTAssertEqual(getxattr(path, "user.queryfs.test", nil, 0), 5)
         XCTAssertEqual(getxattr(path, "user.queryfs.test", &buffer, buffer.count), 5)
         let listSize = listxattr(path, &buffer, buffer.count)

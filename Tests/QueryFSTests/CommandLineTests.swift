@@ -271,8 +271,8 @@ final class EditCommandTests: FixtureTestCase {
             unlink(outPath)
             unlink(errPath)
         }
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: outPath, contents: nil), outPath)
+        XCTAssertTrue(FileManager.default.createFile(atPath: errPath, contents: nil), errPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
         process.arguments = arguments

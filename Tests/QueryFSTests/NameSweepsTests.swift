@@ -18,7 +18,7 @@ final class NameSweepsTests: XCTestCase {
 
     func testAMergedSweepDropsANameShownByAListingItWentPast() {
         let (x1, a, b, x2) = (record("x1", "First"), record("a", "Twin"), record("b", "Twin"), record("x2", "Last"))
-        let (n, m) = (record("n", "New"), record("m", "Newer"))
+        let n = record("n", "New")
         let first = ViewListing(records: RecordList([x1, a, b, x2]))
         // A new item on top: every entry shifts (the kernel is shown "0003 Twin", now a).
         let second = ViewListing(records: RecordList([n, x1, a, b, x2]))

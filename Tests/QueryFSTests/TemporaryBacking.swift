@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 @testable import QueryFS
 
 /// A temporary backing directory for tests, removed when the test ends.
@@ -38,7 +39,7 @@ final class TemporaryBacking {
     }
 
     func write(_ path: String, _ text: String) {
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)), "cannot write \(path)")
     }
 
     func setMTime(_ path: String, _ seconds: Int) {

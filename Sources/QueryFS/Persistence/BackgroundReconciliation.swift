@@ -13,7 +13,6 @@ final class BackgroundReconciliation: @unchecked Sendable {
     init(index contents: IndexFile.Contents, root: BackingDirectory, ignored: @escaping @Sendable (ItemName) -> Bool,
          wake: @escaping @Sendable () -> Void)
     {
-        nonisolated(unsafe) let contents = contents
         startThread(named: "queryfs-reconc") { [self] in
             let names: [ItemName]
             do throws(SystemError) {

@@ -54,8 +54,7 @@ struct MountLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        log.write(message.description, level: level)
+    func log(event: LogEvent) {
+        log.write(event.message.description, level: event.level)
     }
 }

@@ -87,7 +87,8 @@ final class MountedFixture {
         else { return }
         let connections = "/sys/fs/fuse/connections"
         if !FileManager.default.fileExists(atPath: connections + "/\(minor)") {
-            Program.run(["mount", "-t", "fusectl", "none", connections])
+            // Whether it worked shows at the open of the abort file below, which says why not.
+            _ = Program.run(["mount", "-t", "fusectl", "none", connections])
         }
         // Written in place: FileManager.createFile writes a temporary file and
         // renames it, which sysfs refuses, so the abort never happened and a
@@ -111,8 +112,9 @@ final class MountedFixture {
     func unmount() {
         guard MountTable.isMounted(mountPoint) else { isMounted = false; return }
         QueryfsBinary.run(["unmount", mountPoint])
-        if MountTable.isMounted(mountPoint) { Program.run(["fusermount3", "-u", "-z", mountPoint]) }
-        if MountTable.isMounted(mountPoint) { Program.run(["umount", "-l", mountPoint]) }
+        // Each step's success is read from the mount table, not its exit status.
+        if MountTable.isMounted(mountPoint) { _ = Program.run(["fusermount3", "-u", "-z", mountPoint]) }
+        if MountTable.isMounted(mountPoint) { _ = Program.run(["umount", "-l", mountPoint]) }
         isMounted = false
     }
 
@@ -191,7 +193,10 @@ struct Corpus {
 
     func bundle(_ name: [UInt8], title: String, archived: Bool = false, tags: [String] = [], mtime: Int) {
         let directoryBytes = Array((path + "/").utf8) + name
-        directoryBytes.withCString { mkdir($0, 0o755) }
+        // An existing bundle is written over (tests rewrite bundles by name).
+        if directoryBytes.withCString({ mkdir($0, 0o755) }) != 0 && errno != EEXIST {
+            XCTFail("fixture bundle: mkdir: \(String(cString: strerror(errno)))")
+        }
         write(directoryBytes + Array("/payload.plist".utf8), Array(Self.plist(title: title, archived: archived, tags: tags).utf8))
         setMTime(directoryBytes + Array("/payload.plist".utf8), mtime)
         setMTime(directoryBytes, mtime)
@@ -223,7 +228,8 @@ struct Corpus {
     func write(_ path: [UInt8], _ bytes: [UInt8]) {
         let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
         precondition(fd >= 0, "cannot create fixture file")
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        if written != bytes.count { XCTFail("fixture file: wrote \(written) of \(bytes.count) bytes: \(String(cString: strerror(errno)))") }
         close(fd)
     }
 
@@ -231,7 +237,9 @@ struct Corpus {
 
     func setMTime(_ path: [UInt8], _ seconds: Int) {
         var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
-        _ = path.withCString { utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) }
+        if path.withCString({ utimensat(AT_FDCWD, $0, &times, AT_SYMLINK_NOFOLLOW) }) != 0 {
+            XCTFail("fixture mtime: \(String(cString: strerror(errno)))")
+        }
     }
 }
 
