@@ -290,4 +290,38 @@ final class IndexMountTests: MountTestCase {
         let offline = QueryfsBinary.run(["status", fixture.backing, "--index", indexPath])
         XCTAssertTrue(offline.stdoutText.contains("stamps compared"), offline.stdoutText)
     }
+
+    /// `queryfs ls BACKING` with BACKING mounted under its own configuration
+    /// lists the mount's folder (a query asked there makes a query folder,
+    /// which reading the index never does); under another `--config` the
+    /// mount's views are not BACKING's, and the command computes its own.
+    func testLsOfAMountedBackingAsksTheMountWhenItsViewsAreBackings() throws {
+        makeFixture()
+        try mount()
+        let query = "tag:three -archived"
+        let asked = QueryfsBinary.run(["ls", fixture.backing, query])
+        XCTAssertEqual(asked.status, 0, asked.stderrText)
+        XCTAssertEqual(asked.stdoutText, QueryfsBinary.run(["ls", fixture.backing, query, "--no-index"]).stdoutText)
+        XCTAssertEqual(try queryFolderCount(), 1, "the command did not ask the mount")
+        Corpus(path: fixture.backing).bundle("fresh.hpwebsite", title: "Fresh one", tags: ["three"], mtime: 9_000)
+        XCTAssertTrue(eventually(timeout: 5) {
+            QueryfsBinary.run(["ls", fixture.backing, "tag/three"]).stdoutText.contains("Fresh one")
+        })
+        fixture.unmount()
+
+        let other = fixture.root + "/other.toml"
+        Corpus(path: fixture.backing).write(other, Array("[views]\nmine = \"tag:three sort:title\"\n".utf8))
+        try mount(["--config", other])
+        let computed = QueryfsBinary.run(["ls", fixture.backing, query])
+        XCTAssertEqual(computed.status, 0, computed.stderrText)
+        XCTAssertEqual(computed.stdoutText, QueryfsBinary.run(["ls", fixture.backing, query, "--no-index"]).stdoutText)
+        XCTAssertTrue(computed.stdoutText.contains("Fresh one"), computed.stdoutText)
+        XCTAssertEqual(try queryFolderCount(), 0, "a mount with another configuration was asked")
+    }
+
+    private func queryFolderCount() throws -> Int {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try XCTUnwrap(object["queryFolders"] as? Int)
+    }
 }

@@ -61,6 +61,7 @@ extension QueryFilesystem {
             ("itemsWithProblems", String(problemCount)),
             ("problems", "[" + problems.joined(separator: ",") + "]"),
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
+            ("configurationFile", configurationFile.map { JSON.string($0.path) } ?? "null"),
             ("kernelRequests", KernelRequests.json()),
             ("nameSweeps", Self.json(nameSweeps.sweepCounts)),
             ("connectionGuard", Self.json(connectionGuard.withLock { $0 })),

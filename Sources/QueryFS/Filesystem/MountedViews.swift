@@ -12,6 +12,22 @@ public enum MountedViews {
         return MountTable.mounts().first { $0.type == "fuse.queryfs" && $0.mountPoint == resolved }?.mountPoint
     }
 
+    /// The queryfs mount of the backing directory `path` (not a mount point)
+    /// whose views are the ones `queryfs ls BACKING` would compute: its
+    /// configuration file is BACKING's own (a mount given another `--config`
+    /// shows other views). nil when there is none or it cannot be told; the
+    /// caller then reads the index, which is slower, never wrong.
+    public static func mountPoint(ofBacking path: String) -> String? {
+        guard let resolved = resolvedPath(path), let (mountPoint, text) = MountStatusFile.read(for: resolved),
+              mountPoint != resolved
+        else { return nil }
+        // The status file has one field a line, and JSON escapes any newline
+        // inside a string, so this line cannot be faked by a name.
+        let ownConfiguration = "\n  " + JSON.string("configurationFile") + ": "
+            + JSON.string(resolved + "/" + Configuration.fileName) + ",\n"
+        return text.contains(ownConfiguration) ? mountPoint : nil
+    }
+
     /// A view's entries (name, symlink target) in order, or nil if the mount
     /// has no such view; a name that is not a view is asked as a query.
     /// Targets are read only when asked for (`withTargets`): a readlink each

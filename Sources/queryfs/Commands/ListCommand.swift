@@ -38,6 +38,19 @@ struct ListCommand: ParsableCommand {
                 output.flush()
             }
         }
+        // BACKING mounted with its own configuration: the mount's folder is
+        // current and costs a listing, where the index costs a load of every
+        // item (100,000 items: 8-60 ms against 330-380 here). Names only: a
+        // target is a readlink through the mount each. A view or query the
+        // mount refuses (a payload key it was not given) is asked of the index.
+        if configFile == nil, absoluteLinksMountPoint == nil, !long, !index.isGiven,
+           let mountPoint = MountedViews.mountPoint(ofBacking: backing),
+           let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: false)
+        {
+            var output = StandardOutput()
+            for entry in entries { output.write(entry.name + [0x0A]) }
+            return output.flush()
+        }
         try reportingFailures {
             let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile,
                                                                  index: index.settings(for: backing))
