@@ -303,6 +303,9 @@ final class IndexMountTests: MountTestCase {
         XCTAssertEqual(asked.status, 0, asked.stderrText)
         XCTAssertEqual(asked.stdoutText, QueryfsBinary.run(["ls", fixture.backing, query, "--no-index"]).stdoutText)
         XCTAssertEqual(try queryFolderCount(), 1, "the command did not ask the mount")
+        for escaping in ["tag/../bundles", "./bundles", "tag/./three/.."] {
+            XCTAssertFalse(QueryfsBinary.run(["ls", fixture.backing, escaping]).stdoutText.contains("b1.hpwebsite"), escaping)
+        }
         Corpus(path: fixture.backing).bundle("fresh.hpwebsite", title: "Fresh one", tags: ["three"], mtime: 9_000)
         XCTAssertTrue(eventually(timeout: 5) {
             QueryfsBinary.run(["ls", fixture.backing, "tag/three"]).stdoutText.contains("Fresh one")

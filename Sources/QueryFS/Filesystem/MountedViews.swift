@@ -34,7 +34,9 @@ public enum MountedViews {
     /// is a round trip to the daemon (100,000 of them: 7 s).
     public static func entries(mountPoint: String, view: String, withTargets: Bool) -> [(name: [UInt8], target: [UInt8])]? {
         let reserved = ["", ".", "..", QueryFilesystem.bundlesName, QueryFilesystem.controlName]
-        guard !reserved.contains(view), !view.hasPrefix("/") else { return nil }
+        // `tag/../bundles` would list BACKING's names as if they were a view's.
+        let walksOut = view.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." }
+        guard !reserved.contains(view), !view.hasPrefix("/"), !walksOut else { return nil }
         for path in [mountPoint + "/" + view, mountPoint + "/" + ViewDefinition.queryFolder + "/" + view] {
             let fd = DirectoryReader.openForReading(path)
             guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { continue }
