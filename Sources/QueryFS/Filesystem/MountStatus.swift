@@ -61,12 +61,12 @@ extension QueryFilesystem {
             ("itemsWithProblems", String(problemCount)),
             ("problems", "[" + problems.joined(separator: ",") + "]"),
             ("options", "[" + mountOptions.map(JSON.string).joined(separator: ",") + "]"),
-            ("configurationFile", configurationFile.map { JSON.string($0.path) } ?? "null"),
+            (MountStatusFile.configurationFileField, configurationFile.map { JSON.string($0.path) } ?? "null"),
             ("kernelRequests", KernelRequests.json()),
             ("nameSweeps", Self.json(nameSweeps.sweepCounts)),
             ("connectionGuard", Self.json(connectionGuard.withLock { $0 })),
         ]
-        return Array(("{\n" + fields.map { "  \(JSON.string($0.0)): \($0.1)" }.joined(separator: ",\n") + "\n}\n").utf8)
+        return Array(("{\n" + fields.map { MountStatusFile.line($0.0, $0.1) }.joined(separator: ",\n") + "\n}\n").utf8)
     }
 
     /// The `index` object: where the file is, and how the start used it.
@@ -149,5 +149,19 @@ public enum MountStatusFile {
               let text = try? readWholeFile(mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName)
         else { return nil }
         return (mount.mountPoint, text)
+    }
+
+    /// The field naming the mount's configuration file (null: none).
+    static let configurationFileField = "configurationFile"
+
+    /// One field of the status text, a line of its own, as the mount writes it.
+    static func line(_ name: String, _ value: String) -> String { "  \(JSON.string(name)): \(value)" }
+
+    /// Whether the status `text` has the field `name` with exactly the JSON
+    /// `value`. JSON escapes any newline inside a string, so no name or title
+    /// in the file can fake the line.
+    static func has(_ name: String, value: String, in text: String) -> Bool {
+        let field = "\n" + line(name, value)
+        return text.contains(field + ",\n") || text.contains(field + "\n}")
     }
 }

@@ -21,11 +21,8 @@ public enum MountedViews {
         guard let resolved = resolvedPath(path), let (mountPoint, text) = MountStatusFile.read(for: resolved),
               mountPoint != resolved
         else { return nil }
-        // The status file has one field a line, and JSON escapes any newline
-        // inside a string, so this line cannot be faked by a name.
-        let ownConfiguration = "\n  " + JSON.string("configurationFile") + ": "
-            + JSON.string(resolved + "/" + Configuration.fileName) + ",\n"
-        return text.contains(ownConfiguration) ? mountPoint : nil
+        let ownConfiguration = JSON.string(resolved + "/" + Configuration.fileName)
+        return MountStatusFile.has(MountStatusFile.configurationFileField, value: ownConfiguration, in: text) ? mountPoint : nil
     }
 
     /// A view's entries (name, symlink target) in order, or nil if the mount

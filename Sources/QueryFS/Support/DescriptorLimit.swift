@@ -47,7 +47,7 @@ enum DescriptorLimit {
         guard probe >= 0 else { return }  // no descriptor to copy: the table grows when it must, as before
         // The lowest free descriptor at or past `highest`: the table grows to hold it.
         let far = fcntl(probe, F_DUPFD_CLOEXEC, Int32(clamping: highest))
-        if far >= 0 { close(far) }
+        if far >= 0 { close(far) }  // else (EMFILE, ENOMEM): the table grows when it must, as before
         close(probe)
     }
 }

@@ -29,13 +29,7 @@ struct ListCommand: ParsableCommand {
                 guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: long) else {
                     throw Failure("no view '\(view)' in the mount at \(mountPoint), nor a query it accepts (its log says why)")
                 }
-                var output = StandardOutput()
-                for entry in entries {
-                    output.write(entry.name)
-                    if long { output.write([0x09]); output.write(entry.target) }
-                    output.write([0x0A])
-                }
-                output.flush()
+                write(entries)
             }
         }
         // BACKING mounted with its own configuration: the mount's folder is
@@ -47,9 +41,7 @@ struct ListCommand: ParsableCommand {
            let mountPoint = MountedViews.mountPoint(ofBacking: backing),
            let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: false)
         {
-            var output = StandardOutput()
-            for entry in entries { output.write(entry.name + [0x0A]) }
-            return output.flush()
+            return write(entries)
         }
         try reportingFailures {
             let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile,
@@ -66,6 +58,17 @@ struct ListCommand: ParsableCommand {
             }
             output.finish()
         }
+    }
+
+    /// A mount's entries, as the catalog's are printed.
+    private func write(_ entries: [(name: [UInt8], target: [UInt8])]) {
+        var output = StandardOutput()
+        for entry in entries {
+            output.write(entry.name)
+            if long { output.write([0x09]); output.write(entry.target) }
+            output.write([0x0A])
+        }
+        output.flush()
     }
 }
 
