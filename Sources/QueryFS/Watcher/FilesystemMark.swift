@@ -17,8 +17,9 @@ final class FilesystemMark {
     /// BACKING: where handles are opened (any descriptor on its mount, but not O_PATH: EBADF).
     private let mountFD: Int32
     private let rootHandle: FolderHandle
-    /// BACKING's path as the kernel prints it, with a trailing slash.
-    private let rootPrefix: [UInt8]
+    /// BACKING's path as the kernel prints it, with a trailing slash; read
+    /// again each burst (`settle`), since a folder above BACKING can be renamed.
+    private var rootPrefix: [UInt8]
     /// The item each folder seen lies in; nil for folders outside BACKING.
     private var itemOfFolder: [FolderHandle: ItemName?] = [:]
     /// The same, the other way: the folders placed in each item (nil: outside).
@@ -90,6 +91,7 @@ final class FilesystemMark {
     /// from disk at 100,000 items, on the watcher's thread.
     func settle(into observation: inout BackingWatcher.Observation) {
         for folder in deleted { forget(folder) }
+        if !unplaced.isEmpty { followBackingMoves() }
         for folder in unplaced where !deleted.contains(folder) {
             if let item = item(containing: folder) { observation.dirtyItems.insert(item) }
         }
@@ -107,6 +109,17 @@ final class FilesystemMark {
         if parent == rootHandle { return forgetFolders(in: ItemName(name), keeping: nil) }
         guard case .some(let place) = itemOfFolder[parent] else { return forgetAllFolders() }  // not placed: anywhere
         forgetFolders(in: place, keeping: parent)
+    }
+
+    /// BACKING's path now: when a folder above it was renamed, every
+    /// folder's place is told again (those that seemed outside may be
+    /// inside). One open_by_handle_at and one readlink per burst.
+    private func followBackingMoves() {
+        guard let path = Self.path(of: rootHandle, mountFD: mountFD).0 else { return }
+        let prefix = path + [UInt8(ascii: "/")]
+        guard prefix != rootPrefix else { return }
+        rootPrefix = prefix
+        forgetAllFolders()
     }
 
     /// The item a folder lies in, nil when it is outside BACKING or gone.
