@@ -7,6 +7,9 @@
 #include <limits.h>
 #include <errno.h>
 #include "CSystemShims.h"
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static int qfs_path_in(int fd, const char *path, char *full, size_t size);
 
@@ -39,6 +42,19 @@ int qfs_lstatat(int dirfd, const char *path, qfs_stat *out) {
     out->btime_sec = s.stx_btime.tv_sec;
     out->btime_nsec = s.stx_btime.tv_nsec;
     return 0;
+}
+
+int qfs_open_beneath(int dirfd, const char *path, int flags) {
+    // glibc 2.36 has no openat2 wrapper.
+    struct open_how how = {
+        .flags = (uint64_t)flags,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    long fd;
+    do {
+        fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    } while (fd < 0 && errno == EINTR);
+    return (int)fd;
 }
 
 int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {

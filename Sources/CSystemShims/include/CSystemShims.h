@@ -34,6 +34,11 @@ typedef struct qfs_stat {
 /// Returns 0, or -1 with errno set.
 int qfs_lstatat(int dirfd, const char *path, qfs_stat *out);
 
+/// openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS: `path` resolved inside `dirfd` only, on its mount
+/// only, through no symbolic link. Returns a descriptor, or -1 with errno set.
+int qfs_open_beneath(int dirfd, const char *path, int flags);
+
 /// renameat2(2). Returns 0, or -1 with errno set.
 int qfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 

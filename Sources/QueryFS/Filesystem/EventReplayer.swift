@@ -7,8 +7,10 @@ import Synchronization
 
 /// Makes the kernel raise inotify events for changes the watcher found in
 /// BACKING. inotify on a FUSE mount hears only operations made through the
-/// mount, so this thread makes them: for each change it calls `unlink`,
-/// `rename`, `symlink`, `mkdir`, `rmdir` and `utimensat` on the mountpoint,
+/// mount, so this thread makes them: for each change it calls `unlinkat`,
+/// `renameat`, `symlinkat`, `mkdirat` and `utimensat` in the mount's folders,
+/// each folder opened beneath the mount's own root (`MountRoot`), never by
+/// path,
 /// and the request handlers, seeing the request come from this thread
 /// (`isReplay`), answer each as a confirmation of the state the watcher
 /// already published (`ReplayAnswers`) — nothing in BACKING changes, no
@@ -45,7 +47,7 @@ final class EventReplayer: @unchecked Sendable {
 
     let bound: Int
     private let filesystem: QueryFilesystem
-    private let mountPoint: [UInt8]
+    private let root: MountRoot
     private let threadID = Atomic<Int32>(0)
     private let queueLock = PlainLock()
     private let wake: WakeSignal
@@ -55,11 +57,11 @@ final class EventReplayer: @unchecked Sendable {
     /// What handlers answer this thread (its current operation).
     let answers = ReplayAnswers()
 
-    init(filesystem: QueryFilesystem, mountPoint: String, bound: Int = EventReplayer.defaultBound) throws(SystemError) {
+    init(filesystem: QueryFilesystem, root: MountRoot, bound: Int = EventReplayer.defaultBound) throws(SystemError) {
         wake = try WakeSignal()
         finished = try WakeSignal()
         self.filesystem = filesystem
-        self.mountPoint = Array(mountPoint.utf8)
+        self.root = root
         self.bound = bound
     }
 
@@ -141,7 +143,16 @@ final class EventReplayer: @unchecked Sendable {
     /// that came, left or changed — then the rank shifts, given up (for a
     /// folder touch) as soon as newer changes are queued: those matter more.
     private func replay(_ steps: [Step]) {
-        for step in steps { replayUrgent(step) }
+        // Nothing is done when the mount point no longer leads to this mount.
+        _ = root.withRoot { rootFD in
+            let folders = ConfinedFolders(root: rootFD)
+            defer { folders.close() }
+            replay(steps, in: folders)
+        }
+    }
+
+    private func replay(_ steps: [Step], in folders: ConfinedFolders) {
+        for step in steps { replayUrgent(step, in: folders) }
         var pending = steps.compactMap { step -> (ViewFolder, EventScript)? in
             guard case .entries(let folder, let script) = step, !script.shifts.isEmpty else { return nil }
             return (folder, script)
@@ -149,96 +160,125 @@ final class EventReplayer: @unchecked Sendable {
         while let (folder, script) = pending.first {
             for operation in script.shifts {
                 if hasQueuedWork {
-                    for (left, _) in pending { touchFolder(left) }
+                    for (left, _) in pending { touchFolder(left, in: folders) }
                     return
                 }
-                replay(operation, in: folder)
+                replay(operation, in: folder, folders: folders)
             }
-            if script.overBound { touchFolder(folder) }
+            if script.overBound { touchFolder(folder, in: folders) }
             pending = pending.dropFirst()
         }
     }
 
-    private func replayUrgent(_ step: Step) {
+    private func replayUrgent(_ step: Step, in folders: ConfinedFolders) {
         switch step {
         case .entries(let folder, let script):
-            for operation in script.urgent { replay(operation, in: folder) }
-            if script.overBound && script.shifts.isEmpty { touchFolder(folder) }
+            for operation in script.urgent { replay(operation, in: folder, folders: folders) }
+            if script.overBound && script.shifts.isEmpty { touchFolder(folder, in: folders) }
         case .folder(let parent, let parentPath, let name, let entry, let made):
-            let path = self.path(parentPath, Array(name.utf8))
+            let place = Place(folder: parentPath.map { Array($0.utf8) }, name: Array(name.utf8))
             if made {
-                perform(parent: parent, present: [:], made: entry, invalidating: [Array(name.utf8)], at: path) { mkdir($0, 0o755) }
+                perform(parent: parent, present: [:], made: entry, invalidating: [place.name], at: place, in: folders) { mkdirat($0, $1, 0o755) }
             } else {
-                perform(parent: parent, present: [Array(name.utf8): entry], invalidating: [Array(name.utf8)], at: path) { rmdir($0) }
+                perform(parent: parent, present: [place.name: entry], invalidating: [place.name], at: place, in: folders) {
+                    unlinkat($0, $1, AT_REMOVEDIR)
+                }
             }
         case .bundleMade(let item):
             perform(parent: NodeID.bundles, present: [:], madePassthrough: true, invalidating: [item.bytes],
-                    at: path([QueryFilesystem.bundlesName], item.bytes)) { mkdir($0, 0o755) }
+                    at: Place(folder: [Self.bundles], name: item.bytes), in: folders) { mkdirat($0, $1, 0o755) }
         case .bundleGone(let item, let entry):
             // Its dentry, if cached, is the one the rmdir removes: not dropped first.
             perform(parent: NodeID.bundles, present: [item.bytes: entry], invalidating: [],
-                    at: path([QueryFilesystem.bundlesName], item.bytes)) { rmdir($0) }
+                    at: Place(folder: [Self.bundles], name: item.bytes), in: folders) { unlinkat($0, $1, AT_REMOVEDIR) }
         case .touched(let paths):
-            for relative in paths { touch(path([QueryFilesystem.bundlesName], relative)) }
+            for relative in paths {
+                let components = relative.split(separator: UInt8(ascii: "/")).map(Array.init)
+                guard let name = components.last else { continue }
+                touch(Place(folder: [Self.bundles] + components.dropLast(), name: name), in: folders)
+            }
         }
     }
 
-    private func replay(_ operation: EventScript.Operation, in folder: ViewFolder) {
-        let folderPath = folder.path
+    private static let bundles = Array(QueryFilesystem.bundlesName.utf8)
+
+    private func replay(_ operation: EventScript.Operation, in folder: ViewFolder, folders: ConfinedFolders) {
+        let folderPath = folder.path.map { Array($0.utf8) }
         // Names an operation starts from are not dropped from the kernel's
         // cache first: if cached, they are the old state (a lookup of a
         // stale name is answered but never cached). Names it lands on are.
         switch operation {
         case .remove(let name, let record):
-            perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [], at: path(folderPath, name)) { unlink($0) }
+            perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [],
+                    at: Place(folder: folderPath, name: name), in: folders) { unlinkat($0, $1, 0) }
         case .rename(let from, let to, let record):
-            let source = path(folderPath, from), target = path(folderPath, to)
-            perform(parent: folder.id, present: [from: entry(record, in: folder)], invalidating: [to], at: source) { source in
-                target.withCString { rename(source, $0) }
+            perform(parent: folder.id, present: [from: entry(record, in: folder)], invalidating: [to],
+                    at: Place(folder: folderPath, name: from), in: folders) { folderFD, source in
+                to.withCString { renameat(folderFD, source, folderFD, $0) }
             }
         case .create(let name, let record):
             let target = filesystem.linkStyle.target(for: record.name, depth: folder.depth)
-            perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name], at: path(folderPath, name)) {
-                symlink(target, $0)
-            }
+            perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name],
+                    at: Place(folder: folderPath, name: name), in: folders) { symlinkat(target, $0, $1) }
         case .touch(let name, let record):
-            perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [], at: path(folderPath, name)) {
-                utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW)
-            }
+            perform(parent: folder.id, present: [name: entry(record, in: folder)], invalidating: [],
+                    at: Place(folder: folderPath, name: name), in: folders) { utimensat($0, $1, nil, AT_SYMLINK_NOFOLLOW) }
         }
     }
 
     /// The folder's own IN_ATTRIB: KIO lists a folder again when it gets one.
-    private func touchFolder(_ folder: ViewFolder) { touch(path(folder.path, nil)) }
-
-    /// `utimensat` of `fullPath` itself (not what a symlink leads to): IN_ATTRIB.
-    /// Every lookup on its way is answered as anyone's (no folder of its own).
-    private func touch(_ fullPath: [UInt8]) {
-        perform(parent: 0, present: [:], invalidating: [], at: fullPath) { utimensat(AT_FDCWD, $0, nil, AT_SYMLINK_NOFOLLOW) }
+    private func touchFolder(_ folder: ViewFolder, in folders: ConfinedFolders) {
+        let components = folder.path.map { Array($0.utf8) }
+        guard let name = components.last else { return }
+        touch(Place(folder: Array(components.dropLast()), name: name), in: folders)
     }
 
-    /// Makes one operation on `fullPath` with the answers the handlers give
+    /// `utimensat` of the entry itself (not what a symlink leads to): IN_ATTRIB.
+    /// Every lookup on its way is answered as anyone's (no folder of its own).
+    private func touch(_ place: Place, in folders: ConfinedFolders) {
+        perform(parent: 0, present: [:], invalidating: [], at: place, in: folders) { utimensat($0, $1, nil, AT_SYMLINK_NOFOLLOW) }
+    }
+
+    /// Where an operation is made: a name in a folder of the mount, given by
+    /// its components below the root (names may be any bytes but `/` and NUL).
+    private struct Place {
+        let folder: [[UInt8]]
+        let name: [UInt8]
+
+        var display: String {
+            String(decoding: Array((folder + [name]).joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
+        }
+    }
+
+    /// Makes one operation on `place` with the answers the handlers give
     /// this thread meanwhile. Names it works on are first dropped from the
     /// kernel's cache: a watcher's lookup since the change may have cached
     /// the new state there, which would make the kernel refuse the operation
     /// (or skip it) without asking — and raise no event.
     private func perform(parent: UInt64, present: [[UInt8]: fuse_entry_param], made: fuse_entry_param? = nil, madePassthrough: Bool = false,
-                         invalidating names: [[UInt8]], at fullPath: [UInt8], _ operation: (UnsafePointer<CChar>) -> Int32)
+                         invalidating names: [[UInt8]], at place: Place, in folders: ConfinedFolders,
+                         _ operation: (Int32, UnsafePointer<CChar>) -> Int32)
     {
         for name in names { notifications?.invalidateEntry(parent: parent, name: name) }
         answers.expect(ReplayAnswers.Expected(parent: parent, present: present, made: made, madePassthrough: madePassthrough))
         defer { answers.expect(nil) }
         guard !isStopped else { return }
-        if fullPath.withCString(operation) != 0 {
-            let code = errno
-            // The mount is going away, or a user's edit got there first: the event is theirs.
-            guard code != ENOENT && code != EEXIST && code != ENOTCONN else { return }
-            // Once per errno: a folder the daemon may not write (bundles/ of a
-            // BACKING it cannot change) would otherwise log every change.
-            guard queueLock.withLock({ loggedFailures.insert(code).inserted }) else { return }
-            filesystem.catalog.logMessage("no inotify event for \(String(decoding: fullPath, as: UTF8.self)): \(String(cString: strerror(code)))"
-                + " (logged once per reason; file managers may need a refresh)")
+        let failed: Bool
+        if let folderFD = folders.folder(place.folder) {
+            failed = place.name.withCString { operation(folderFD, $0) } != 0
+        } else {
+            failed = true
         }
+        guard failed else { return }
+        let code = errno
+        // The mount is going away, or a user's edit got there first: the event is theirs.
+        guard code != ENOENT && code != EEXIST && code != ENOTCONN else { return }
+        // Once per errno: a folder the daemon may not write (bundles/ of a
+        // BACKING it cannot change) would otherwise log every change, and a
+        // symbolic link in BACKING on the way (ELOOP) is never followed.
+        guard queueLock.withLock({ loggedFailures.insert(code).inserted }) else { return }
+        filesystem.catalog.logMessage("no inotify event for \(place.display): \(String(cString: strerror(code)))"
+            + " (logged once per reason; file managers may need a refresh)")
     }
 
     private var loggedFailures = Set<Int32>()
@@ -251,14 +291,6 @@ final class EventReplayer: @unchecked Sendable {
         // Attributes are asked for again: the record replayed may be older than the latest.
         entry.attr_timeout = 0
         return entry
-    }
-
-    /// MOUNTPOINT/folder/name as bytes (names may be any bytes but `/` and NUL).
-    private func path(_ folder: [String], _ name: [UInt8]?) -> [UInt8] {
-        var bytes = mountPoint
-        for component in folder { bytes.append(UInt8(ascii: "/")); bytes += Array(component.utf8) }
-        if let name { bytes.append(UInt8(ascii: "/")); bytes += name }
-        return bytes
     }
 
     private var notifications: KernelNotifications? {

@@ -180,15 +180,21 @@ public struct FuseSession {
         defer { filesystem.nameInvalidations.stop() }
         filesystem.nameSweeps.start()
         defer { filesystem.nameSweeps.stop() }
-        let linkWarmer = LinkWarmer(mountPoint: mountPoint)
+        // Found now, while the mount point surely is this mount: what the
+        // daemon does on its own mount starts from this root, never a path.
+        let root = MountRoot.find(mountPoint: mountPoint, log: log)
+        if root == nil {
+            log("cannot tell this mount in /proc/self/mountinfo at \(mountPoint): no inotify events and no link warming")
+        }
+        let linkWarmer = root.map { LinkWarmer(root: $0) }
         filesystem.linkWarmer = linkWarmer
-        defer { linkWarmer.stop() }
+        defer { linkWarmer?.stop() }
         // A read-only mount refuses the operations that raise the events.
         if options.events, options.fuseOptions.contains("ro") {
             log("read-only mount: no inotify events for changes in BACKING (the kernel refuses the operations that raise them)")
-        } else if options.events {
+        } else if options.events, let root {
             do {
-                let replayer = try EventReplayer(filesystem: filesystem, mountPoint: mountPoint)
+                let replayer = try EventReplayer(filesystem: filesystem, root: root)
                 filesystem.eventReplayer = replayer
                 replayer.start()
             } catch {

@@ -37,7 +37,7 @@ final class LinkWarmer: @unchecked Sendable {
     /// A readlink this soon after the folder's last readdir batch is a listing's.
     static let listingSeconds = 1.0
 
-    private let mountPoint: [UInt8]
+    private let root: MountRoot
     private let state = Mutex<State>(State())
     private let stopping = Atomic<Bool>(false)
     /// Folders being read now (read without the lock first: see `noteReadlink`).
@@ -48,8 +48,8 @@ final class LinkWarmer: @unchecked Sendable {
         var threads: Set<pid_t> = []
     }
 
-    init(mountPoint: String) {
-        self.mountPoint = Array(mountPoint.utf8)
+    init(root: MountRoot) {
+        self.root = root
     }
 
     /// A readlink of an entry of `folder` was answered: starts reading the
@@ -90,21 +90,16 @@ final class LinkWarmer: @unchecked Sendable {
     private final class Job: Sendable {
         let folder: ViewFolder
         let listing: ViewListing
-        let prefix: [UInt8]
         let next = Atomic<Int>(0)
         let finishedThreads = Atomic<Int>(0)
-        init(folder: ViewFolder, listing: ViewListing, prefix: [UInt8]) {
+        init(folder: ViewFolder, listing: ViewListing) {
             self.folder = folder
             self.listing = listing
-            self.prefix = prefix
         }
     }
 
     private func warm(_ folder: ViewFolder) {
-        var prefix = mountPoint
-        for component in folder.path { prefix += [UInt8(ascii: "/")] + Array(component.utf8) }
-        prefix.append(UInt8(ascii: "/"))
-        let job = Job(folder: folder, listing: folder.listing, prefix: prefix)
+        let job = Job(folder: folder, listing: folder.listing)
         for _ in 0..<Self.threadCount {
             startThread(named: Self.threadName) { [self] in read(job) }
         }
@@ -116,6 +111,20 @@ final class LinkWarmer: @unchecked Sendable {
     private func read(_ job: Job) {
         let tid = qfs_thread_id()
         state.withLock { _ = $0.threads.insert(tid) }
+        // The folder opened beneath the mount's own root (see `MountRoot`).
+        _ = root.withRoot { rootFD in
+            let folders = ConfinedFolders(root: rootFD)
+            defer { folders.close() }
+            guard let folderFD = folders.folder(job.folder.path.map { Array($0.utf8) }) else { return }
+            read(job, in: folderFD)
+        }
+        state.withLock { _ = $0.threads.remove(tid) }
+        if job.finishedThreads.add(1, ordering: .relaxed).newValue == Self.threadCount {
+            running.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    private func read(_ job: Job, in folderFD: Int32) {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
         reading: while !stopping.load(ordering: .relaxed) {
             let index = job.next.add(1, ordering: .relaxed).oldValue
@@ -129,11 +138,7 @@ final class LinkWarmer: @unchecked Sendable {
                 usleep(500)
                 waited += 1
             }
-            _ = (job.prefix + job.listing.name(at: index)).withCString { readlink($0, &buffer, buffer.count) }
-        }
-        state.withLock { _ = $0.threads.remove(tid) }
-        if job.finishedThreads.add(1, ordering: .relaxed).newValue == Self.threadCount {
-            running.subtract(1, ordering: .relaxed)
+            _ = job.listing.name(at: index).withCString { readlinkat(folderFD, $0, &buffer, buffer.count) }
         }
     }
 }
