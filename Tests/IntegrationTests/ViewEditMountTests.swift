@@ -227,6 +227,27 @@ final class ViewEditMountTests: MountTestCase {
         _ = Program.wait(longer)
     }
 
+    /// Issue 30: an edit whose journal cannot be written is refused before
+    /// anything changes — the caller's error is the whole truth.
+    func testAnEditWhoseJournalCannotBeWrittenChangesNothing() throws {
+        try mount()
+        let elsewhere = fixture.root + "/elsewhere"
+        XCTAssertTrue(FileManager.default.createFile(atPath: elsewhere, contents: Data("kept".utf8)))
+        XCTAssertEqual(symlink(elsewhere, fixture.backed(".queryfs-journal")), 0)
+        let before = FileManager.default.contents(atPath: fixture.backed("c.hpwebsite/payload.plist"))
+        let tagged = RawFiles.list(fixture.mounted("tag/t"))?.count
+        XCTAssertEqual(errno { symlink("../../bundles/c.hpwebsite", fixture.mounted("tag/t/x")) }, ELOOP)
+        XCTAssertEqual(FileManager.default.contents(atPath: fixture.backed("c.hpwebsite/payload.plist")), before)
+        XCTAssertEqual(FileManager.default.contents(atPath: elsewhere), Data("kept".utf8))
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/t"))?.count, tagged, "the item did not join the tag")
+        // With the journal usable again, the same edit goes through and is undone.
+        XCTAssertEqual(unlink(fixture.backed(".queryfs-journal")), 0)
+        XCTAssertEqual(errno { symlink("../../bundles/c.hpwebsite", fixture.mounted("tag/t/x")) }, 0)
+        XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["t"])
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: fixture.backed("c.hpwebsite/payload.plist")), before)
+    }
+
     /// The commands take a mount's paths for an item too: bundles/X, or a view's entry.
     func testCommandsNameItemsThroughTheMount() throws {
         try mount()

@@ -106,8 +106,9 @@ public struct Coordinator: Sendable {
             removeTree(staging)
             throw error
         }
-        _ = fsync(backing.fd)
         if existing != nil { removeTree(staging) }  // the old bundle now sits at the staging name
+        // Published only once BACKING's folder is on disk (the rename is in it).
+        try AtomicFile.syncFolder(backing.fd, path: item.description)
     }
 
     // MARK: Helpers

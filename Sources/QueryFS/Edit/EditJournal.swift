@@ -10,8 +10,17 @@ import Glibc
 ///     {"id":"…","time":1763920000.25,"item":"X.hpwebsite","changes":[{"field":"tags","old":["a"],"new":["a","b"]}],
 ///      "files":[{"name":"payload.plist","before":"PD94…","after":"9f3c…"}]}
 ///
-/// Lines are appended under an exclusive `flock` of the journal, each in one
-/// `write`, so concurrent editors (the mount, a command) never interleave.
+/// Lines are appended under an exclusive `flock` of the journal, written
+/// whole (`writeAll`) and flushed, so concurrent editors (the mount, a
+/// command) never interleave. Each line ends with a checksum of itself
+/// (`"sum"`): a line torn by a crash or a full disk is found, skipped when
+/// read and cut before the next append, so the next record never glues
+/// onto it. Lines written before the checksum existed are read as they are.
+///
+/// An edit holds the journal open and locked from before it changes
+/// anything until its record is written (`ItemEditor`): an unusable journal
+/// refuses the edit untouched, and a record that cannot be written takes
+/// the edit back.
 public struct EditJournal: Sendable {
     public static let fileName = ".queryfs-journal"
 
@@ -47,16 +56,73 @@ public struct EditJournal: Sendable {
 
     static let attributeFile = "@" + ExtendedAttributeTags.attributeName
 
-    func append(_ entry: Entry) throws(SystemError) {
-        let fd = Self.fileName.withCString { openat(backing.fd, $0, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644) }
-        guard fd >= 0 else { throw SystemError.current("open", path: Self.fileName) }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw SystemError.current("flock", path: Self.fileName) }
+    /// The journal, open for appending and exclusively locked until `close`.
+    final class Appender {
+        private let fd: Int32
+
+        fileprivate init(backing: BackingDirectory) throws(SystemError) {
+            var created = false
+            var fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW) }
+            if fd < 0, errno == ENOENT {
+                fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644) }
+                created = fd >= 0
+            }
+            guard fd >= 0 else { throw SystemError.current("open", path: EditJournal.fileName) }
+            self.fd = fd
+            do throws(SystemError) {
+                guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw SystemError.current("flock", path: EditJournal.fileName) }
+                try EditJournal.cutTornTail(fd)
+                // A new journal is found after a crash only once its folder is on disk.
+                if created { try AtomicFile.syncFolder(backing.fd, path: EditJournal.fileName) }
+            } catch {
+                Glibc.close(fd)
+                throw error
+            }
         }
-        let line = Array((Self.line(entry) + "\n").utf8)
-        let written = line.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
-        guard written == line.count else { throw SystemError.current("write", path: Self.fileName) }
+
+        /// Writes `entry` as one line and flushes it to disk.
+        func append(_ entry: Entry) throws(SystemError) {
+            try writeAll(Array((EditJournal.line(entry) + "\n").utf8), to: fd, path: EditJournal.fileName)
+            guard retryingOnEINTR({ fdatasync(fd) }) == 0 else { throw SystemError.current("fsync", path: EditJournal.fileName) }
+        }
+
+        /// Lets go of the lock and the file.
+        func close() { Glibc.close(fd) }
+    }
+
+    /// Opens and locks the journal (before an edit changes anything).
+    func open() throws(SystemError) -> Appender { try Appender(backing: backing) }
+
+    /// Appends one entry (opens, locks, writes, flushes, closes).
+    func append(_ entry: Entry) throws(SystemError) {
+        let appender = try open()
+        defer { appender.close() }
+        try appender.append(entry)
+    }
+
+    /// A last line without its newline is what a crash or a failed write
+    /// left: it is cut, so the next line starts on a line of its own.
+    private static func cutTornTail(_ fd: Int32) throws(SystemError) {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: fileName) }
+        var end = Int(status.st_size)
+        guard end > 0 else { return }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var keep = 0
+        var first = true
+        searching: while end > 0 {
+            let start = max(0, end - chunk.count)
+            let count = chunk.withUnsafeMutableBytes { buffer in retryingOnEINTR { pread(fd, buffer.baseAddress!, end - start, off_t(start)) } }
+            guard count == end - start else { throw SystemError.current("read", path: fileName) }
+            if first, chunk[count - 1] == 0x0A { return }
+            first = false
+            if let newline = chunk[..<count].lastIndex(of: 0x0A) {
+                keep = start + newline + 1
+                break searching
+            }
+            end = start
+        }
+        guard retryingOnEINTR({ ftruncate(fd, off_t(keep)) }) == 0 else { throw SystemError.current("truncate", path: fileName) }
     }
 
     /// Every entry, oldest first; lines that do not read as entries are skipped.
@@ -70,7 +136,7 @@ public struct EditJournal: Sendable {
             if error.errno == ENOENT { return [] }
             throw error
         }
-        return bytes.split(separator: 0x0A).compactMap { Self.entry(Array($0)) }
+        return bytes.split(separator: 0x0A).compactMap { line in Self.checked(Array(line)).flatMap(Self.entry) }
     }
 
     // MARK: Lines
@@ -91,7 +157,30 @@ public struct EditJournal: Sendable {
         }
         fields.append("\"files\":[\(files.joined(separator: ","))]")
         if let undoes = entry.undoes { fields.append("\"undoes\":\(JSON.string(undoes))") }
-        return "{" + fields.joined(separator: ",") + "}"
+        let body = "{" + fields.joined(separator: ",")
+        return body + ",\(checksumKey)\"\(String(hash(Array(body.utf8)), radix: 16))\"}"
+    }
+
+    /// What stands before a line's checksum: the FNV-1a hash of the bytes
+    /// before it, as hex. Last in the line, so it is found without parsing.
+    static let checksumKey = "\"sum\":"
+
+    /// The line if its checksum holds (or it has none: written before
+    /// checksums), nil if it was torn or damaged.
+    static func checked(_ line: [UInt8]) -> [UInt8]? {
+        let key = Array((",\(checksumKey)\"").utf8)
+        guard line.count > key.count + 2, line.last == UInt8(ascii: "}"), line[line.count - 2] == UInt8(ascii: "\"") else {
+            return line.last == UInt8(ascii: "}") ? line : nil
+        }
+        // The checksum's hex digits, back to the key.
+        var start = line.count - 2
+        while start > 0, line[start - 1] != UInt8(ascii: "\"") { start -= 1 }
+        let keyStart = start - key.count
+        guard keyStart > 0, Array(line[keyStart..<start]) == key else { return line }  // no checksum: an older line
+        guard let sum = UInt64(String(decoding: line[start..<(line.count - 2)], as: UTF8.self), radix: 16),
+              sum == hash(Array(line[..<keyStart]))
+        else { return nil }
+        return line
     }
 
     static func entry(_ line: [UInt8]) -> Entry? {

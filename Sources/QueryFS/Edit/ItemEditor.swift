@@ -98,11 +98,25 @@ public struct ItemEditor: Sendable {
     }
 
     /// Writes what changed and journals it; nil if nothing did.
+    ///
+    /// An edit happens and is journaled, or does not happen and the caller
+    /// is told why. The journal is opened and locked before anything
+    /// changes (an unusable journal refuses the edit untouched); the files
+    /// are written; then the record. A record that cannot be written takes
+    /// the files back, and the edit fails with the journal's error. Only if
+    /// that too fails is an edit left made but unjournaled, and said so.
     private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, undoes: String?) throws(EditError)
         -> EditJournal.Entry?
     {
         let files = original.differences(to: changed)
         guard !files.isEmpty else { return nil }
+        let appender: EditJournal.Appender?
+        do {
+            appender = try journal?.open()
+        } catch {
+            throw EditError(error.errno, "\(item) not changed: the journal \(EditJournal.fileName) cannot be written (\(error.message))")
+        }
+        defer { appender?.close() }
         try changed.write(files, item: item, in: backing.fd)
         let before = original.item(named: item, sources: sources), after = changed.item(named: item, sources: sources)
         let changes = Self.fields(original, changed, sources: sources).compactMap { field -> EditJournal.Change? in
@@ -114,10 +128,15 @@ public struct ItemEditor: Sendable {
             files: files.map { EditJournal.FileState(name: $0, before: original.contents(of: $0), afterHash: EditJournal.hash(changed.contents(of: $0))) },
             undoes: undoes)
         do {
-            try journal?.append(entry)
+            try appender?.append(entry)
         } catch {
-            // The edit is made; only its record failed. Say so: it cannot be undone.
-            throw EditError(error.errno, "the edit of \(item) was made, but it could not be journaled (\(error.message)): it cannot be undone")
+            do {
+                try original.write(changed.differences(to: original), item: item, in: backing.fd)
+            } catch let rollback {
+                throw EditError(error.errno, "the edit of \(item) was made, but it could not be journaled (\(error.message)) "
+                    + "nor taken back (\(rollback.message)): it cannot be undone")
+            }
+            throw EditError(error.errno, "\(item) not changed: its journal record could not be written (\(error.message))")
         }
         return entry
     }

@@ -5,7 +5,9 @@ import Glibc
 /// Replaces a file whole: the new bytes go to a hidden file beside it,
 /// flushed, with the old file's mode and owner, and are renamed over it, so
 /// a reader (or a crash) sees the old file or the new one, never half of
-/// one. A file edited by root for another user stays that user's.
+/// one, and the folder is flushed after the rename, so what the caller was
+/// told is what a crash leaves. A file edited by root for another user stays
+/// that user's.
 enum AtomicFile {
     /// Writes `bytes` as `name` in the folder `dirfd`. `template`: the
     /// status to copy mode and owner from when the file does not exist yet
@@ -39,5 +41,16 @@ enum AtomicFile {
             _ = temporary.withCString { unlinkat(dirfd, $0, 0) }
             throw failure
         }
+        // The rename is durable once the folder is: a crash before this
+        // could bring back the old file after the caller was told of the new.
+        try syncFolder(dirfd, path: display)
+    }
+
+    /// fsync of the folder `dirfd` names (opened anew: `dirfd` may be O_PATH).
+    static func syncFolder(_ dirfd: Int32, path: String) throws(SystemError) {
+        let folder = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { throw SystemError.current("open the folder of", path: path) }
+        defer { close(folder) }
+        guard retryingOnEINTR({ fsync(folder) }) == 0 else { throw SystemError.current("fsync the folder of", path: path) }
     }
 }
