@@ -83,6 +83,9 @@ static inline void qfs_file_info_set(struct fuse_file_info *fi, int direct_io, i
     fi->cache_readdir = cache_readdir;
 }
 
+/// FOPEN_NOFLUSH: no FLUSH request at this file's closes (Linux 5.16+; older kernels ignore it).
+static inline void qfs_file_info_set_noflush(struct fuse_file_info *fi, int noflush) { fi->noflush = noflush; }
+
 static inline int qfs_file_info_flock_release(const struct fuse_file_info *fi) { return fi->flock_release; }
 
 #endif

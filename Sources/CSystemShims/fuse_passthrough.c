@@ -26,6 +26,7 @@ enum {
     KERNEL_FUSE_INIT_EXT = 1u << 30,
     KERNEL_FUSE_PASSTHROUGH_FLAGS2 = 1u << (37 - 32),
     KERNEL_FOPEN_PASSTHROUGH = 1u << 7,
+    KERNEL_FUSE_HANDLE_KILLPRIV = 1u << 19,
 };
 
 struct kernel_in_header { uint32_t len, opcode; uint64_t unique, nodeid; uint32_t uid, gid, pid; uint16_t total_extlen, padding; };
@@ -54,6 +55,8 @@ static _Atomic uint64_t request_counts[64];
 /// The INIT request's id while its reply is pending; 0 otherwise.
 static _Atomic uint64_t init_unique;
 static atomic_int kernel_offers_passthrough;
+/// Whether the kernel offered FUSE_HANDLE_KILLPRIV in INIT (see qfs_io_writev).
+static atomic_int kernel_offers_killpriv;
 static atomic_int passthrough_enabled;
 static __thread int next_open_backing_id;
 
@@ -86,6 +89,7 @@ ssize_t qfs_io_read(int fd, void *buffer, size_t length, void *userdata) {
             const struct kernel_init_in *init = (const void *)(header + 1);
             int offered = atomic_load(&passthrough_wanted) && (init->flags & KERNEL_FUSE_INIT_EXT) && (init->flags2 & KERNEL_FUSE_PASSTHROUGH_FLAGS2);
             atomic_store(&kernel_offers_passthrough, offered);
+            atomic_store(&kernel_offers_killpriv, (init->flags & KERNEL_FUSE_HANDLE_KILLPRIV) != 0);
             atomic_store(&init_unique, header->unique);
         }
     }
@@ -106,6 +110,12 @@ ssize_t qfs_io_writev(int fd, struct iovec *iov, int count, void *userdata) {
     if (header && pending_init && header->unique == pending_init) {
         atomic_store(&init_unique, 0);
         struct kernel_init_out *init = payload(iov, count, sizeof(struct kernel_init_out));
+        // libfuse 3.14 never sends FUSE_HANDLE_KILLPRIV, though it is in `want`
+        // by default: without it the kernel clears the set-user-ID bit of a file
+        // another user writes by a chmod in the writer's name, which that writer
+        // may not make (the write failed EIO). The daemon writes, truncates and
+        // chowns as the caller, so the backing filesystem clears the bits.
+        if (init && header->error == 0 && atomic_load(&kernel_offers_killpriv)) init->flags |= KERNEL_FUSE_HANDLE_KILLPRIV;
         if (init && header->error == 0 && atomic_load(&kernel_offers_passthrough)) {
             init->flags |= KERNEL_FUSE_INIT_EXT;
             init->flags2 |= KERNEL_FUSE_PASSTHROUGH_FLAGS2;

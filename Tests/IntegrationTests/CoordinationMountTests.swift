@@ -43,21 +43,29 @@ final class CoordinationMountTests: XCTestCase {
         func plist(_ title: String, _ tags: [String], _ archived: Bool) -> String {
             Corpus.plist(title: title, archived: archived, tags: tags).replacingOccurrences(of: "'", with: "'\\''")
         }
+        // The writer says it is about to let go (a file, made before its
+        // unlock): an observation made before that file exists was made under
+        // the lock. (Waiting for the process to exit was not that signal: a
+        // process closes its files, so drops the lock, before it can be
+        // reaped, and on a loaded machine the views showed the new state
+        // in between.)
+        let releasing = fixture.root + "/releasing"
         let script = """
+            exec 9<'\(fixture.backed("item.hpwebsite"))'; flock 9
             printf '%s' '\(plist("New title", ["old"], false))' > '\(payload)'; sleep 0.4
             printf '%s' '\(plist("New title", ["new"], false))' > '\(payload)'; sleep 0.4
             printf '%s' '\(plist("New title", ["new"], true))' > '\(payload)'; sleep 0.4
+            : > '\(releasing)'; flock -u 9
             """
-        let writer = Program.spawn(["flock", fixture.backed("item.hpwebsite"), "sh", "-c", script],
-                                   stdout: fixture.root + "/w.out", stderr: fixture.root + "/w.err")
+        let writer = Program.spawn(["sh", "-c", script], stdout: fixture.root + "/w.out", stderr: fixture.root + "/w.err")
+        defer { _ = Program.wait(writer) }
         var sawMix: [String] = []
         var releasedAt: Date?
         var newAt: Date?
         while true {
             let state = observedState()
-            var status: Int32 = 0
-            // Judged after the observation: if the writer still runs now, all of it happened under the lock.
-            if releasedAt == nil, waitpid(writer, &status, WNOHANG) == writer { releasedAt = Date() }
+            // Judged after the observation: if the writer has not said it lets go, all of it happened under the lock.
+            if releasedAt == nil, access(releasing, F_OK) == 0 { releasedAt = Date() }
             if releasedAt == nil, state != ("Old title", false, false) { sawMix.append("\(state) while the lock was held") }
             if releasedAt != nil, state == ("New title", true, true) { newAt = Date(); break }
             if let releasedAt, Date().timeIntervalSince(releasedAt) > 2 { break }

@@ -122,6 +122,44 @@ final class OwnershipMountTests: MountTestCase {
         XCTAssertEqual(owners["sticky/b-file"], "f 65533 65533 644", "A may not remove B's file from a sticky folder")
     }
 
+    /// Issue 30 (pjdfstest chmod/12.t): a write, a truncation or a
+    /// truncating open by another user than the owner clears the
+    /// set-user-ID bit, and the set-group-ID bit of a group-executable file,
+    /// as in a plain folder — and the mount shows the mode at once.
+    func testAnotherUsersWriteClearsTheSetIDBits() throws {
+        let native = fixture.root + "/native"
+        mkdir(native, 0o755)
+        let files = ["suid": 0o4777, "sgid": 0o2777, "both": 0o6777, "sgid-no-exec": 0o2767, "suid-truncated": 0o4777,
+                     "suid-opened-truncating": 0o6777]
+        for folder in [native, fixture.backing] {
+            for (name, mode) in files {
+                let path = folder + "/" + name
+                close(open(path, O_CREAT | O_WRONLY, 0o600))
+                chown(path, uid_t(Self.userA.uid), gid_t(Self.userA.gid))
+                chmod(path, mode_t(mode))  // after chown, which clears them
+            }
+        }
+        try fixture.mount(["-o", "allow_other"])
+        let steps = """
+            for f in suid sgid both sgid-no-exec; do echo x >> $f; echo "append $f $? $(stat -c %a $f)"; done
+            truncate -s 1 suid-truncated; echo "truncate $? $(stat -c %a suid-truncated)"
+            : > suid-opened-truncating; echo "open O_TRUNC $? $(stat -c %a suid-opened-truncating)"
+            """
+        let expected = run(steps, as: Self.userB, in: native)
+        XCTAssertEqual(run(steps, as: Self.userB, in: fixture.mounted("bundles")).split(separator: "\n"), expected.split(separator: "\n"))
+        XCTAssertTrue(expected.contains("append both 0 777"), expected)
+        XCTAssertTrue(expected.contains("append sgid-no-exec 0 767"), "the writer is not in the file's group: \(expected)")
+        XCTAssertEqual(tree(fixture.backing).filter { files.keys.contains(String($0.split(separator: " ")[0])) },
+                       tree(native).filter { files.keys.contains(String($0.split(separator: " ")[0])) })
+        // The owner's own write clears them too (Linux keeps them only for
+        // CAP_FSETID); root's keeps them.
+        for folder in [native, fixture.mounted("bundles")] { XCTAssertEqual(chmod(folder + "/suid", 0o4777), 0) }
+        XCTAssertEqual(run("echo y >> suid; stat -c %a suid", as: Self.userA, in: fixture.mounted("bundles")),
+                       run("echo y >> suid; stat -c %a suid", as: Self.userA, in: native))
+        XCTAssertEqual(chmod(fixture.mounted("bundles/suid"), 0o4777), 0)
+        XCTAssertEqual(Program.run(["sh", "-c", "echo z >> \"$0\"; stat -c %a \"$0\"", fixture.mounted("bundles/suid")]).stdoutText, "4777\n")
+    }
+
     /// The umask of the user who creates is the one applied, not the daemon's.
     func testTheCallersUmaskDecidesTheMode() throws {
         chmod(fixture.backing, 0o777)

@@ -130,9 +130,15 @@ public final class WriteCoordinator: @unchecked Sendable {
         while true {
             // Taking the flock and publishing the hold happen under one mutex,
             // so a handler never joins a hold that is being released.
-            let outcome: Acquisition? = lock.withLock {
+            let outcome: Acquisition? = lock.withLock { () -> Acquisition? in
                 if let hold = holds[name] { hold.users += 1; return .held }
-                guard (try? itemLock.tryLock(.exclusive)) == true else { return nil }  // busy, or flock failed: retry until the deadline
+                do throws(SystemError) {
+                    guard try itemLock.tryLock(.exclusive) else { return nil }  // busy: retry until the deadline
+                } catch {
+                    // A real failure (ENOLCK on NFS without a lock manager) is
+                    // the caller's answer, not "busy" after the timeout.
+                    return .failed(error.errno)
+                }
                 holds[name] = Hold(itemLock)
                 return .held
             }

@@ -42,6 +42,20 @@ enum FuseOperations {
             // otherwise ask for each entry after the first batch by a lookup.
             qfs_unwant(connection, UInt32(FUSE_CAP_READDIRPLUS_AUTO))
             _ = qfs_want(connection, UInt32(FUSE_CAP_FLOCK_LOCKS))
+            // The set-user-ID and set-group-ID bits are cleared here, by
+            // writing, truncating and chowning as the caller (the backing
+            // filesystem clears them as it would for that user). Without
+            // this the kernel asks for a chmod in the writer's name, which a
+            // writer who is not the owner may not make: the write failed EIO.
+            // (libfuse 3.14 leaves the flag out of its INIT reply; the custom
+            // I/O of fuse_passthrough.c puts it in when the kernel offers it.)
+            _ = qfs_want(connection, UInt32(FUSE_CAP_HANDLE_KILLPRIV))
+            // An open with O_TRUNC comes as a SETATTR of the size, then the
+            // open: the SETATTR's reply carries the mode the truncation left
+            // (bits cleared for another user), where an atomic O_TRUNC open
+            // left the kernel showing the old mode until its attributes
+            // expired. One round trip more per truncating open.
+            qfs_unwant(connection, UInt32(FUSE_CAP_ATOMIC_O_TRUNC))
             _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_READ))
             _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_WRITE))
             _ = qfs_want(connection, UInt32(FUSE_CAP_SPLICE_MOVE))
@@ -171,13 +185,32 @@ enum FuseOperations {
         ops.write_buf = { request, id, buffers, offset, info in
             let fs = FuseOperations.filesystem(request)
             fs.coordinated(request, [fs.passthrough.node(id)?.item]) {
-                let written = qfs_write_buf_to_fd(buffers, Int32(truncatingIfNeeded: info!.pointee.fh), offset)
-                if written < 0 { fuse_reply_err(request, Int32(-written)) } else { fuse_reply_write(request, written) }
+                // As the caller: a write by another user than the owner makes
+                // the backing filesystem clear the set-user-ID and
+                // set-group-ID bits, as it would for that user (the daemon,
+                // root, would keep them). Files with those bits never take
+                // kernel passthrough (`KernelPassthrough.register`), so
+                // every write to them comes here.
+                var written = 0
+                let code = CallerCredentials.asCaller(request) {
+                    written = qfs_write_buf_to_fd(buffers, Int32(truncatingIfNeeded: info!.pointee.fh), offset)
+                    return written < 0 ? Int32(-written) : 0
+                }
+                if code != 0 { fuse_reply_err(request, code) } else { fuse_reply_write(request, written) }
             }
         }
-        // No flush: writes go straight to the backing file (nothing is
-        // buffered here to report at close), and leaving it out lets the
-        // kernel stop sending one round trip per close(2).
+        // An error the backing filesystem keeps for close (NFS, SMB, sshfs
+        // report quota, ENOSPC or a server gone there) must reach the
+        // writer's close(2): as passthrough_ll, a duplicate of the backing
+        // descriptor is closed, which runs the backing file's flush. Files
+        // opened read-only are opened with FOPEN_NOFLUSH and never get here
+        // (no round trip per close of a read: `PassthroughOperations`).
+        ops.flush = { request, id, info in
+            guard id != NodeID.status else { return FuseOperations.filesystem(request).fail(request, 0) }
+            let copy = dup(Int32(truncatingIfNeeded: info!.pointee.fh))
+            guard copy >= 0 else { return FuseOperations.filesystem(request).fail(request, errno) }
+            FuseOperations.filesystem(request).fail(request, close(copy) == 0 ? 0 : errno)
+        }
         ops.release = { request, _, info in
             // Closing the backing file drops any flock the client held through it.
             let fs = FuseOperations.filesystem(request)
@@ -188,7 +221,11 @@ enum FuseOperations {
             // it is closed, then lose its backing id or item lock to this release.
             fs.kernelPassthrough.release(handle: handle)
             fs.writes.releaseOpenFile(handle: handle)
-            close(Int32(truncatingIfNeeded: handle))
+            // The kernel ignores RELEASE's answer: a failure that FLUSH did
+            // not already report is logged, never dropped.
+            if close(Int32(truncatingIfNeeded: handle)) != 0 {
+                fs.logReleaseFailure(errno)
+            }
             fuse_reply_err(request, 0)
         }
         ops.fsync = { request, _, dataOnly, info in

@@ -41,6 +41,13 @@ final class KernelPassthrough: @unchecked Sendable {
                 nodeOfHandle[handle] = node
                 return backing.id
             }
+            // The kernel writes a passthrough file with the daemon's
+            // credentials, so a write by another user would keep the
+            // set-user-ID and set-group-ID bits. Such files are served by the
+            // daemon, which writes as the caller. (While one is open in
+            // passthrough the kernel wants every open of it so: a bit set
+            // then is kept until the last close.)
+            guard status.st_mode & (S_ISUID | S_ISGID) == 0 else { return nil }
             let id = qfs_backing_open(fuseFD, fd)
             guard id > 0 else {
                 if !loggedRefusal {

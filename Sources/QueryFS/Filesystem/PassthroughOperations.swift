@@ -30,7 +30,17 @@ extension QueryFilesystem {
         let (node, status) = try passthrough.lookup(name, in: parent)
         var attributes = status
         attributes.st_ino = ino_t(node.id)
-        return entryParameters(id: node.id, attributes: attributes, timeout: policy.timeout(forPassthroughItem: node.item))
+        var entry = entryParameters(id: node.id, attributes: attributes, timeout: policy.timeout(forPassthroughItem: node.item))
+        entry.attr_timeout = attributeTimeout(node, attributes)
+        return entry
+    }
+
+    /// How long the kernel may keep `node`'s attributes: not at all for a
+    /// file with the set-user-ID or set-group-ID bit, which a write by
+    /// another user clears in BACKING without the kernel seeing the mode
+    /// change (it refreshes size and times after a write, not the mode).
+    func attributeTimeout(_ node: PassthroughNode, _ attributes: stat) -> Double {
+        attributes.st_mode & (S_ISUID | S_ISGID) != 0 ? 0 : policy.timeout(forPassthroughItem: node.item)
     }
 
     func passthroughAttributes(_ node: PassthroughNode, openFD: Int32? = nil) throws(SystemError) -> stat {
@@ -49,7 +59,7 @@ extension QueryFilesystem {
     func passthroughGetattr(_ request: fuse_req_t?, _ node: PassthroughNode) {
         do {
             var status = try passthroughAttributes(node)
-            fuse_reply_attr(request, &status, policy.timeout(forPassthroughItem: node.item))
+            fuse_reply_attr(request, &status, attributeTimeout(node, status))
         } catch {
             replyError(request, error.errno)
         }
@@ -197,11 +207,25 @@ extension QueryFilesystem {
         }
         guard fd >= 0 else { return replyError(request, code) }
         info.pointee.fh = UInt64(fd)
+        setNoFlushIfReadOnly(info)
         if let backingID = kernelPassthrough.register(handle: info.pointee.fh, fd: fd, node: node.id) {
             return replyPassthroughOpen(request, node: node, info: info, backingID: backingID) { fuse_reply_open(request, info) }
         }
         qfs_file_info_set(info, 0, keepsKernelCache(node) ? 1 : 0, 0)
         fuse_reply_open(request, info)
+    }
+
+    /// A file opened for reading only has nothing to report at close: no
+    /// FLUSH round trip for it (a walk of bundles/ opens every payload).
+    func setNoFlushIfReadOnly(_ info: UnsafeMutablePointer<fuse_file_info>) {
+        qfs_file_info_set_noflush(info, info.pointee.flags & O_ACCMODE == O_RDONLY ? 1 : 0)
+    }
+
+    /// A close at RELEASE that failed: logged once per errno (the kernel
+    /// takes no answer to RELEASE; FLUSH gave the writer its error).
+    func logReleaseFailure(_ code: Int32) {
+        guard releaseFailuresLogged.withLock({ $0.insert(code).inserted }) else { return }
+        catalog.logMessage("closing a file of BACKING failed: \(String(cString: strerror(code))) (logged once per reason)")
     }
 
     /// Replies to an open or create in kernel passthrough mode. A file opened
@@ -255,6 +279,7 @@ extension QueryFilesystem {
         }
         guard fd >= 0 else { return replyError(request, code) }
         info.pointee.fh = UInt64(fd)
+        setNoFlushIfReadOnly(info)
         do {
             var entry = try passthroughEntry(parent: parent, name: name)
             let created = passthrough.node(entry.ino)

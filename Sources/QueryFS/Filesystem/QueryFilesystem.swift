@@ -55,6 +55,8 @@ public final class QueryFilesystem: @unchecked Sendable {
     var linkWarmer: LinkWarmer?
     /// The process that aborts the connection if the daemon is killed (set once mounted).
     let connectionGuard = Mutex<ConnectionGuard.State>(.unavailable("not started"))
+    /// The errnos of failed closes at RELEASE already logged.
+    let releaseFailuresLogged = Mutex<Set<Int32>>([])
     /// The kernel keeps symlink targets (FUSE_CAP_CACHE_SYMLINKS, known at INIT).
     let kernelCachesSymlinks = Atomic<Bool>(false)
     /// The kernel checks a folder's mtime before it serves a kept listing

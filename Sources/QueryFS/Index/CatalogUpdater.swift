@@ -41,7 +41,7 @@ struct CatalogUpdater: @unchecked Sendable {
         var names = observation.dirtyItems
         if rescanAll {
             names.formUnion(indexedNames)
-            names.formUnion((try? backing.itemNames()) ?? [])
+            names.formUnion(listedNames(for: "a rescan"))
         }
         var (batch, stamps) = read(names, rescanAll: rescanAll)
         // 3. Apply.
@@ -118,8 +118,21 @@ struct CatalogUpdater: @unchecked Sendable {
 
     /// Whether `other` ignores the same of the names present now.
     private func sameIgnores(_ other: (ItemName) -> Bool) -> Bool {
-        let names = (try? backing.itemNames()) ?? []
+        // Unlisted: taken as changed, so every item known is read again.
+        guard let names = try? backing.itemNames() else { return false }
         return names.allSatisfy { guarded.ignored($0) == other($0) }
+    }
+
+    /// BACKING's item names; on a failure, none, and one line saying that
+    /// items made since the last listing show at their next change.
+    private func listedNames(for purpose: String) -> [ItemName] {
+        do {
+            return try backing.itemNames()
+        } catch {
+            log("cannot list \(backing.path) for \(purpose) (\(error)): the items known are read again; "
+                + "items added since show at their next change")
+            return []
+        }
     }
 
     /// Evaluates again every view with relative ages, counted from `now`
