@@ -32,8 +32,9 @@ enum AtomicFile {
             failure = SystemError.current("chown", path: display)
         }
         if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError.current("chmod", path: display) }
-        if failure == nil, fsync(fd) != 0 { failure = SystemError.current("fsync", path: display) }
-        close(fd)
+        if failure == nil, retryingOnEINTR({ fsync(fd) }) != 0 { failure = SystemError.current("fsync", path: display) }
+        // A network filesystem may report a write's failure only here.
+        if close(fd) != 0, failure == nil { failure = SystemError.current("close", path: display) }
         if failure == nil, temporary.withCString({ from in name.withCString { to in renameat(dirfd, from, dirfd, to) } }) != 0 {
             failure = SystemError.current("rename", path: display)
         }
