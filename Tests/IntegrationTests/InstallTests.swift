@@ -20,11 +20,21 @@ final class InstallTests: MountTestCase {
         let usr = destination + "/usr"
         let version = Program.run([usr + "/bin/queryfs", "--version"])
         XCTAssertEqual(version.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count, 3, version.stdoutText)
-        for page in ["man1/queryfs.1", "man1/queryfs.mount.1", "man1/queryfs.ls.1", "man5/queryfs.5"] {
-            let rendered = Program.run(["man", "-l", usr + "/share/man/" + page])
-            XCTAssertEqual(rendered.status, 0, page)
-            XCTAssertTrue(rendered.stdoutText.contains("queryfs"), page)
-            XCTAssertFalse(rendered.stderrText.contains("warning"), "\(page): \(rendered.stderrText)")
+        // Every page, with nothing said on stderr, in the C locale (a minimal
+        // root has no LANG: troff writes ASCII and warns of any character
+        // it has no glyph for there) and in a UTF-8 one.
+        let pages = try ["man1", "man5"].flatMap { section in
+            try FileManager.default.contentsOfDirectory(atPath: usr + "/share/man/" + section).map { section + "/" + $0 }
+        }
+        XCTAssertEqual(pages.count, try FileManager.default.contentsOfDirectory(atPath: Self.repository + "/man").count, "\(pages)")
+        for page in pages {
+            for locale in ["C", "C.UTF-8"] {
+                let rendered = Program.run(["env", "-u", "LANG", "-u", "LANGUAGE", "LC_ALL=\(locale)", "MANWIDTH=80",
+                                            "man", "-l", usr + "/share/man/" + page])
+                XCTAssertEqual(rendered.status, 0, "\(page) in \(locale)")
+                XCTAssertTrue(rendered.stdoutText.contains("queryfs"), "\(page) in \(locale)")
+                XCTAssertEqual(rendered.stderrText, "", "\(page) in \(locale)")
+            }
         }
         for unit in ["system", "user"] {
             let text = try String(contentsOfFile: usr + "/lib/systemd/\(unit)/queryfs@.service", encoding: .utf8)
