@@ -144,6 +144,7 @@ final class ChangeNotificationMountTests: MountTestCase {
     func testFanotifyAskedForButRefusedIsOneLine() throws {
         try XCTSkipIf(getuid() != 0, "needs root to switch to an unprivileged user")
         makeFixture()
+        let queryfs = try ReachableCopies(for: self).queryfs()
         let scratch = makeTemporaryDirectory(prefix: "queryfs-fanotify")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         chmod(scratch, 0o777)
@@ -151,7 +152,7 @@ final class ChangeNotificationMountTests: MountTestCase {
         let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
             + "exec setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$0\" mount \"$1\" \"$2\" --notify fanotify"
         let result = Program.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                  QueryfsBinary.path, fixture.backing, fixture.mountPoint])
+                                  queryfs, fixture.backing, fixture.mountPoint])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
         XCTAssertTrue(result.stderrText.contains("fanotify"), result.stderrText)
@@ -166,6 +167,7 @@ final class ChangeNotificationMountTests: MountTestCase {
     func testAnUnprivilegedMountUsesInotifyAndConverges() throws {
         try XCTSkipIf(getuid() != 0, "needs root to make the private /dev/fuse and switch users")
         makeFixture()
+        let queryfs = try ReachableCopies(for: self).queryfs()
         let scratch = makeTemporaryDirectory(prefix: "queryfs-inotify-user")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         chmod(scratch, 0o777)
@@ -178,7 +180,7 @@ final class ChangeNotificationMountTests: MountTestCase {
             + "i=0; while [ ! -e \"$3/done\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
             + "fusermount3 -u \"$2\"' \"$0\" \"$1\" \"$2\" \"$3\""
         let shell = Program.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                   QueryfsBinary.path, fixture.backing, fixture.mountPoint, scratch],
+                                   queryfs, fixture.backing, fixture.mountPoint, scratch],
                                   stdout: scratch + "/out", stderr: scratch + "/err")
         XCTAssertGreaterThan(shell, 0)
         defer {

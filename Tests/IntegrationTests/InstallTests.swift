@@ -20,11 +20,21 @@ final class InstallTests: MountTestCase {
         let usr = destination + "/usr"
         let version = Program.run([usr + "/bin/queryfs", "--version"])
         XCTAssertEqual(version.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count, 3, version.stdoutText)
-        for page in ["man1/queryfs.1", "man1/queryfs.mount.1", "man1/queryfs.ls.1", "man5/queryfs.5"] {
-            let rendered = Program.run(["man", "-l", usr + "/share/man/" + page])
-            XCTAssertEqual(rendered.status, 0, page)
-            XCTAssertTrue(rendered.stdoutText.contains("queryfs"), page)
-            XCTAssertFalse(rendered.stderrText.contains("warning"), "\(page): \(rendered.stderrText)")
+        // Every page, with nothing said on stderr, in the C locale (a minimal
+        // root has no LANG: troff writes ASCII and warns of any character
+        // it has no glyph for there) and in a UTF-8 one.
+        let pages = try ["man1", "man5"].flatMap { section in
+            try FileManager.default.contentsOfDirectory(atPath: usr + "/share/man/" + section).map { section + "/" + $0 }
+        }
+        XCTAssertEqual(pages.count, try FileManager.default.contentsOfDirectory(atPath: Self.repository + "/man").count, "\(pages)")
+        for page in pages {
+            for locale in ["C", "C.UTF-8"] {
+                let rendered = Program.run(["env", "-u", "LANG", "-u", "LANGUAGE", "LC_ALL=\(locale)", "MANWIDTH=80",
+                                            "man", "-l", usr + "/share/man/" + page])
+                XCTAssertEqual(rendered.status, 0, "\(page) in \(locale)")
+                XCTAssertTrue(rendered.stdoutText.contains("queryfs"), "\(page) in \(locale)")
+                XCTAssertEqual(rendered.stderrText, "", "\(page) in \(locale)")
+            }
         }
         for unit in ["system", "user"] {
             let text = try String(contentsOfFile: usr + "/lib/systemd/\(unit)/queryfs@.service", encoding: .utf8)
@@ -247,6 +257,78 @@ final class MountStatusTests: MountTestCase {
             XCTAssertTrue(result.stdoutText.hasPrefix("mounted at: \(fixture.mountPoint)\n"), result.stdoutText)
             XCTAssertTrue(result.stdoutText.contains("\"items\": \(expected + 1)"), result.stdoutText)
         }
+    }
+
+    /// `queryfs ls BACKING` and `status BACKING` ask a mount of BACKING only
+    /// when the caller or root made it: anyone may mount a fuse.queryfs
+    /// naming any folder as its source, and its daemon answers what it
+    /// likes. User 65534 mounts (in a mount namespace of its own, with a
+    /// /dev/fuse it may open, `allow_other` so that others can read the
+    /// mount); 65534's commands ask the mount (a query asked makes a query
+    /// folder there), those of 65533 and root compute their own. A mount
+    /// point named is read whoever made it: the caller chose that mount.
+    func testAnotherUsersMountOfBackingIsNotAsked() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to make the private /dev/fuse and switch users")
+        fixture = MountedFixture()
+        let queryfs = try ReachableCopies(for: self).queryfs()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-trust")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        chmod(scratch, 0o777)
+        XCTAssertEqual(chown(fixture.mountPoint, 65534, 65534), 0)
+        // Up until the test says done; then unmounted, whatever happened.
+        let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
+            + "echo user_allow_other > \"$3/fuse.conf\" && mount --bind \"$3/fuse.conf\" /etc/fuse.conf && "
+            + "setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '"
+            + "\"$0\" mount \"$1\" \"$2\" -o allow_other --log \"$3/log\" || exit 10; touch \"$3/ready\"; "
+            + "i=0; while [ ! -e \"$3/done\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
+            + "fusermount3 -u \"$2\"' \"$0\" \"$1\" \"$2\" \"$3\""
+        let shell = Program.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                   queryfs, fixture.backing, fixture.mountPoint, scratch],
+                                  stdout: scratch + "/out", stderr: scratch + "/err")
+        XCTAssertGreaterThan(shell, 0)
+        defer {
+            XCTAssertTrue(FileManager.default.createFile(atPath: scratch + "/done", contents: nil), "the shell's stop file")
+            if Program.wait(shell, timeout: 15) == nil {
+                kill(shell, SIGKILL)
+                _ = Program.wait(shell)
+            }
+        }
+        XCTAssertTrue(eventually(timeout: 20) { FileManager.default.fileExists(atPath: scratch + "/ready") },
+                      (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
+        /// `queryfs ARGUMENTS` as `uid`, in the mount's namespace, with a cache folder of its own.
+        func run(as uid: UInt32, _ arguments: [String]) -> QueryfsBinary.Result {
+            let cache = scratch + "/cache-\(uid)"
+            if mkdir(cache, 0o700) == 0 { XCTAssertEqual(chown(cache, uid, uid), 0) }
+            return Program.run(["nsenter", "--target", "\(shell)", "--mount", "--",
+                                "setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--",
+                                "env", "XDG_CACHE_HOME=\(cache)", queryfs] + arguments)
+        }
+        func queryFolders() throws -> Int {
+            let data = try XCTUnwrap(FileManager.default.contents(atPath: "/proc/\(shell)/root" + fixture.mounted(".queryfs/status")))
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return try XCTUnwrap(object["queryFolders"] as? Int)
+        }
+        let query = "tag:swift -archived"
+        let expected = QueryfsBinary.run(["ls", fixture.backing, query, "--no-index"]).stdoutText
+        XCTAssertFalse(expected.isEmpty)
+
+        for uid: UInt32 in [65533, 0] {
+            let listed = run(as: uid, ["ls", fixture.backing, query])
+            XCTAssertEqual(listed.status, 0, "\(uid): \(listed.stderrText)")
+            XCTAssertEqual(listed.stdoutText, expected, "\(uid)")
+            XCTAssertEqual(try queryFolders(), 0, "\(uid) asked another user's mount")
+            let summary = run(as: uid, ["status", fixture.backing])
+            XCTAssertEqual(summary.status, 0, "\(uid): \(summary.stderrText)")
+            XCTAssertFalse(summary.stdoutText.hasPrefix("mounted at:"), "\(uid): \(summary.stdoutText)")
+            XCTAssertTrue(summary.stdoutText.contains("index:"), "\(uid): \(summary.stdoutText)")
+            let named = run(as: uid, ["status", fixture.mountPoint])
+            XCTAssertTrue(named.stdoutText.hasPrefix("mounted at: \(fixture.mountPoint)\n"), "\(uid): \(named.stdoutText)")
+        }
+        let own = run(as: 65534, ["status", fixture.backing])
+        XCTAssertTrue(own.stdoutText.hasPrefix("mounted at: \(fixture.mountPoint)\n"), own.stdoutText + own.stderrText)
+        let listed = run(as: 65534, ["ls", fixture.backing, query])
+        XCTAssertEqual(listed.stdoutText, expected, listed.stderrText)
+        XCTAssertEqual(try queryFolders(), 1, "the owner's command did not ask its mount")
     }
 
     /// `kernelRequests`: what the kernel asked, by kind — two readings

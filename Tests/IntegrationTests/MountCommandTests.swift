@@ -159,12 +159,13 @@ final class MountCommandTests: XCTestCase {
     /// refuses the mount point; its reason is folded into the one line.
     func testNotPermitted() throws {
         try XCTSkipIf(getuid() != 0, "needs root to switch to an unprivileged user")
+        let queryfs = try ReachableCopies(for: self).queryfs()
         for (mode, expected) in [("0600", ["permi", "/dev/fuse"]), ("0666", ["permi", "mountpoint"])] {
             let script = "mount -t tmpfs tmpfs /dev && mknod -m \(mode) /dev/fuse c 10 229 && "
                 + "exec setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$0\" mount \"$1\" \"$2\""
             assertMountFails([], mountPoint: fixture.mountPoint, mentions: expected,
                              prefix: ["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                      QueryfsBinary.path, fixture.backing, fixture.mountPoint], direct: false)
+                                      queryfs, fixture.backing, fixture.mountPoint], direct: false)
         }
     }
 
@@ -173,6 +174,7 @@ final class MountCommandTests: XCTestCase {
     /// and everything works; the log says once that passthrough is root's.
     func testAnOrdinaryUserMountsThroughFusermount() throws {
         try XCTSkipIf(getuid() != 0, "needs root to make the private /dev/fuse and switch users")
+        let queryfs = try ReachableCopies(for: self).queryfs()
         let scratch = makeTemporaryDirectory(prefix: "queryfs-user")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         chmod(scratch, 0o777)
@@ -183,7 +185,7 @@ final class MountCommandTests: XCTestCase {
             + "ls \"$2/by-name\" | wc -l > \"$3/count\"; cat \"$2/bundles/one.hpwebsite/payload.plist\" > \"$3/payload\" || exit 11; "
             + "fusermount3 -u \"$2\" || exit 12' \"$0\" \"$1\" \"$2\" \"$3\""
         let result = Program.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                  QueryfsBinary.path, fixture.backing, fixture.mountPoint, scratch])
+                                  queryfs, fixture.backing, fixture.mountPoint, scratch])
         XCTAssertEqual(result.status, 0, result.stderrText)
         let count = Int((try? String(contentsOfFile: scratch + "/count", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
         XCTAssertEqual(count, QueryfsBinary.run(["ls", fixture.backing, "by-name"]).stdoutText.split(separator: "\n").count)

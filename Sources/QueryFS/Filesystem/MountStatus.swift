@@ -142,11 +142,31 @@ extension QueryFilesystem {
 public enum MountStatusFile {
     /// The status text of the queryfs mount at `path`, or of the mount whose
     /// backing directory `path` is (with that mount's mount point); nil if neither.
+    ///
+    /// A mount point is read whoever mounted it: the caller named that mount,
+    /// as when reading MOUNTPOINT/.queryfs/status, and the answer is the
+    /// mount's. A backing directory is another matter: the caller named data
+    /// and would be answered by whichever daemon claims it, so only a mount
+    /// by the caller or by root is taken (`read(ofBacking:)`).
     public static func read(for path: String) -> (mountPoint: String, text: String)? {
         guard let resolved = resolvedPath(path) else { return nil }
-        let mounts = MountTable.mounts().filter { $0.type == "fuse.queryfs" }
-        guard let mount = mounts.first(where: { $0.mountPoint == resolved }) ?? mounts.first(where: { $0.source == resolved }),
-              let text = try? readWholeFile(mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName)
+        if let mount = MountTable.mounts().first(where: { $0.type == "fuse.queryfs" && $0.mountPoint == resolved }) {
+            return status(of: mount)
+        }
+        return read(ofBacking: resolved)
+    }
+
+    /// The status of the mount of the backing directory `resolved` (a
+    /// resolved path) that the caller trusts: one made by the caller or by
+    /// root (`MountTable.trustedQueryfsMounts`). Another user's mount of it is
+    /// ignored, and the caller computes from the index and BACKING as if
+    /// nothing were mounted. nil when there is none.
+    static func read(ofBacking resolved: String) -> (mountPoint: String, text: String)? {
+        MountTable.trustedQueryfsMounts(ofBacking: resolved).first.flatMap(status(of:))
+    }
+
+    private static func status(of mount: MountTable.Mount) -> (mountPoint: String, text: String)? {
+        guard let text = try? readWholeFile(mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName)
         else { return nil }
         return (mount.mountPoint, text)
     }

@@ -6,7 +6,10 @@ import Glibc
 /// daemon (reading its folders, which are already current), not by
 /// scanning BACKING again as if it were one.
 public enum MountedViews {
-    /// The mount point `path` names, if it is a queryfs mount.
+    /// The mount point `path` names, if it is a queryfs mount, whoever
+    /// mounted it: the caller named that mount and is shown its folders, as
+    /// `ls MOUNTPOINT/VIEW` would show them. (A backing directory names data,
+    /// not a mount: `mountPoint(ofBacking:)` trusts only some mounts of it.)
     public static func mountPoint(_ path: String) -> String? {
         guard let resolved = resolvedPath(path) else { return nil }
         return MountTable.mounts().first { $0.type == "fuse.queryfs" && $0.mountPoint == resolved }?.mountPoint
@@ -15,10 +18,12 @@ public enum MountedViews {
     /// The queryfs mount of the backing directory `path` (not a mount point)
     /// whose views are the ones `queryfs ls BACKING` would compute: its
     /// configuration file is BACKING's own (a mount given another `--config`
-    /// shows other views). nil when there is none or it cannot be told; the
-    /// caller then reads the index, which is slower, never wrong.
+    /// shows other views), and it was made by the caller or by root: another
+    /// user's mount could list what it likes (`MountStatusFile.read(ofBacking:)`).
+    /// nil when there is none or it cannot be told; the caller then reads the
+    /// index, which is slower, never wrong.
     public static func mountPoint(ofBacking path: String) -> String? {
-        guard let resolved = resolvedPath(path), let (mountPoint, text) = MountStatusFile.read(for: resolved),
+        guard let resolved = resolvedPath(path), let (mountPoint, text) = MountStatusFile.read(ofBacking: resolved),
               mountPoint != resolved
         else { return nil }
         let ownConfiguration = JSON.string(resolved + "/" + Configuration.fileName)

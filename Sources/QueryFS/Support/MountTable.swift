@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Finds queryfs mounts in /proc/mounts: a mount's source (fsname) is its
 /// backing directory, so `queryfs watch MOUNTPOINT/VIEW` can find the data.
 public enum MountTable {
@@ -5,6 +9,29 @@ public enum MountTable {
         public var source: String
         public var mountPoint: String
         public var type: String
+        /// As /proc/mounts lists them: `rw,nosuid,nodev,relatime,user_id=1000,group_id=1000`.
+        public var options: [String] = []
+
+        /// Who mounted this FUSE filesystem: the uid of its `user_id=`
+        /// option, which the kernel writes (fusermount3 refuses it from the
+        /// user). nil without exactly one such option holding a number.
+        public var fuseOwner: uid_t? {
+            let owners = options.filter { $0.hasPrefix("user_id=") }
+            guard owners.count == 1 else { return nil }
+            let digits = owners[0].dropFirst("user_id=".count)
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return uid_t(digits)
+        }
+
+        /// Whether `caller` may take this FUSE mount's word for what it is:
+        /// mounted by `caller` or by root. Anyone may mount a FUSE filesystem
+        /// of type fuse.queryfs whose source names any folder (fusermount3
+        /// takes `fsname=` and `subtype=` from the user), and its daemon
+        /// answers what it likes.
+        public func isTrusted(by caller: uid_t) -> Bool {
+            guard let owner = fuseOwner else { return false }
+            return owner == caller || owner == 0
+        }
     }
 
     public static func mounts(table: String? = nil) -> [Mount] {
@@ -12,8 +39,17 @@ public enum MountTable {
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count >= 3 else { return nil }
-            return Mount(source: unescape(fields[0]), mountPoint: unescape(fields[1]), type: String(fields[2]))
+            let options = fields.count > 3 ? fields[3].split(separator: ",").map(String.init) : []
+            return Mount(source: unescape(fields[0]), mountPoint: unescape(fields[1]), type: String(fields[2]), options: options)
         }
+    }
+
+    /// The queryfs mounts of the backing directory `source` (resolved) that
+    /// `caller` trusts (`Mount.isTrusted(by:)`), in the table's order: what
+    /// `queryfs ls BACKING` and `status BACKING` may read instead of BACKING.
+    /// Another user's mount is left out, as if BACKING were not mounted.
+    public static func trustedQueryfsMounts(ofBacking source: String, caller: uid_t = geteuid(), table: String? = nil) -> [Mount] {
+        mounts(table: table).filter { $0.type == "fuse.queryfs" && $0.source == source && $0.isTrusted(by: caller) }
     }
 
     /// The queryfs mount containing `path` (an absolute path), and the rest of the path below it.

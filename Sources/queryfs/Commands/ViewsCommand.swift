@@ -30,11 +30,12 @@ struct ViewsCommand: ParsableCommand {
 }
 
 /// `queryfs status BACKING`: a summary and every payload problem; of a
-/// mount (MOUNTPOINT, or a BACKING that is mounted), what its daemon says.
+/// mount (MOUNTPOINT, or a BACKING that the caller or root mounted), what its
+/// daemon says.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Summarize the items and list payload problems.",
-        discussion: "Given a mount point (or a backing directory that is mounted), the running daemon answers "
+        discussion: "Given a mount point (or a backing directory mounted by the same user or by root), the running daemon answers "
             + "(MOUNTPOINT/.queryfs/status, JSON), without scanning anything.")
 
     @Argument(help: "The backing directory, or a mount point.", completion: .directory) var backing: String

@@ -16,12 +16,13 @@ final class MountedFixture {
 
     init(corpus: (Corpus) -> Void = Corpus.standard) {
         root = makeTemporaryDirectory(prefix: "queryfs-it")
-        // Traversable by others: the "not permitted" test runs as nobody.
-        chmod(root, 0o755)
         backing = root + "/backing"
         mountPoint = root + "/mnt"
         mkdir(backing, 0o755)
         mkdir(mountPoint, 0o755)
+        // Reachable by others, whatever the umask: some tests mount or act
+        // as other users (the binary they run: `ReachableCopies`).
+        for folder in [root, backing, mountPoint] { chmod(folder, 0o755) }
         corpus(Corpus(path: backing))
     }
 

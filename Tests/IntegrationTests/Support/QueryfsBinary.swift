@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,6 +88,35 @@ enum Program {
         }
         return nil
     }
+}
+
+/// What a test runs as another user (`setpriv`): the built binary, and any
+/// script or fixture that user must read, copied into a fresh folder under
+/// /tmp that every user can reach (0755), removed when the test ends. The
+/// build folder may be out of reach: a clone in a 0700 home (Debian's
+/// default; root's own) left user 65534 "Permission denied" at the exec.
+final class ReachableCopies {
+    let folder: String
+
+    /// A fresh folder, removed at `test`'s teardown.
+    init(for test: XCTestCase) {
+        let folder = makeTemporaryDirectory(prefix: "queryfs-reachable")
+        chmod(folder, 0o755)
+        self.folder = folder
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+    }
+
+    /// A copy of `path` in the folder, as `name` (default: its own name),
+    /// with `mode` (readable by all; executable by all by default).
+    func copy(_ path: String, as name: String? = nil, mode: mode_t = 0o755) throws -> String {
+        let copy = folder + "/" + (name ?? (path as NSString).lastPathComponent)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        guard chmod(copy, mode) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return copy
+    }
+
+    /// The built `queryfs`, copied.
+    func queryfs() throws -> String { try copy(QueryfsBinary.path, as: "queryfs") }
 }
 
 func makeTemporaryDirectory(prefix: String) -> String {
