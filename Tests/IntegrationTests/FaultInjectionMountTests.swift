@@ -1,7 +1,5 @@
 import Foundation
 import XCTest
-// sys/xattr.h, which Swift's Glibc module leaves out, comes with the libfuse module.
-import CFuse
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,35 +42,9 @@ final class FaultInjectionMountTests: FaultMountTestCase {
     /// What the payload file of `item` holds in BACKING (the folder under faultfs).
     private func payload(_ item: String) -> [UInt8]? { RawFiles.read(source + "/\(item)/payload.plist") }
 
-    private func parsed(_ bytes: [UInt8]?) -> [String: Any]? {
-        bytes.flatMap { try? PropertyListSerialization.propertyList(from: Data($0), format: nil) as? [String: Any] }
-    }
-
     /// The entry of `item` in a view folder of the mount.
     private func entry(_ view: String, _ item: String) -> String? {
         (RawFiles.list(fixture.mounted(view)) ?? []).map(\.text).first { RawFiles.linkTarget(fixture.mounted("\(view)/\($0)"))?.hasSuffix("/" + item) == true }
-    }
-
-    /// Lines of the journal that do not read as an entry (JSON with id, time, item, changes, files).
-    private func journalProblems() -> [String] {
-        guard let bytes = RawFiles.read(source + "/.queryfs-journal") else { return [] }
-        var problems: [String] = []
-        for (number, line) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
-            let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
-            if object == nil || object?["id"] is String == false || object?["time"] is NSNumber == false
-                || object?["item"] is String == false || object?["changes"] is [Any] == false || object?["files"] is [Any] == false
-            {
-                problems.append("journal line \(number + 1) does not parse: \(String(decoding: line.prefix(120), as: UTF8.self))")
-            }
-        }
-        if bytes.last.map({ $0 != 0x0A }) == true { problems.append("the journal's last line is not ended") }
-        return problems
-    }
-
-    private func tags(_ path: String) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = getxattr(path, "user.xdg.tags", &buffer, buffer.count)
-        return count < 0 ? nil : Array(buffer[0..<count])
     }
 
     /// Whether the armed fault fired, waiting a little: the kernel sends a
@@ -94,42 +66,6 @@ final class FaultInjectionMountTests: FaultMountTestCase {
         XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 15), [], what, file: file, line: line)
     }
 
-    /// What a careful program does to replace a file: a new file beside it,
-    /// written, fsync'ed, closed, renamed over, and the folder fsync'ed. The
-    /// step that failed and its errno, or nil. A failed step leaves no new file.
-    private func save(_ bytes: [UInt8], as path: String, temporary: String) -> (step: String, errno: Int32)? {
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        guard fd >= 0 else { return ("create", errno) }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written != bytes.count {
-            let code = written < 0 ? errno : 0
-            close(fd)
-            unlink(temporary)
-            return ("write", code)
-        }
-        if fsync(fd) != 0 {
-            let code = errno
-            close(fd)
-            unlink(temporary)
-            return ("fsync", code)
-        }
-        if close(fd) != 0 {
-            let code = errno
-            unlink(temporary)
-            return ("close", code)
-        }
-        if rename(temporary, path) != 0 {
-            let code = errno
-            unlink(temporary)
-            return ("rename", code)
-        }
-        let folder = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY)
-        guard folder >= 0 else { return ("open folder", errno) }
-        defer { close(folder) }
-        if fsync(folder) != 0 { return ("fsync folder", errno) }
-        return nil
-    }
-
     // MARK: bundles/
 
     /// A payload replaced through `bundles/` the careful way, with each step
@@ -149,14 +85,14 @@ final class FaultInjectionMountTests: FaultMountTestCase {
                 let new = Array(Corpus.plist(title: "Saved \(round)", archived: false, tags: ["saved"]).utf8)
                 let glob = op == "fsyncdir" ? "c.hpwebsite" : "c.hpwebsite/.save-*"
                 try faultfs!.fail(op, name, path: glob)
-                let failure = save(new, as: fixture.mounted("bundles/c.hpwebsite/payload.plist"),
+                let failure = WriteChecks.save(new, as: fixture.mounted("bundles/c.hpwebsite/payload.plist"),
                                    temporary: fixture.mounted("bundles/c.hpwebsite/.save-\(round)"))
                 XCTAssertTrue(firedOnce(), "\(what): the fault did not fire")
                 try faultfs!.clear()
                 XCTAssertEqual(failure?.step, step, "\(what): the step that failed (\(failure.map { "\($0.step): \(String(cString: strerror($0.errno)))" } ?? "none: the program was told it all worked"))")
                 XCTAssertEqual(failure?.errno, code(name), "\(what): errno")
                 let now = payload("c.hpwebsite")
-                XCTAssertNotNil(parsed(now), "\(what): the payload does not parse")
+                XCTAssertNotNil(WriteChecks.plist(now), "\(what): the payload does not parse")
                 let renamed = failure == nil || failure?.step == "fsync folder"
                 if renamed {
                     XCTAssertEqual(now, new, "\(what): told the rename happened, the payload is not the new one")
@@ -169,9 +105,9 @@ final class FaultInjectionMountTests: FaultMountTestCase {
             }
         }
         // Faults gone, the same save works.
-        XCTAssertNil(save(Array(Corpus.plist(title: "Clean", archived: false, tags: []).utf8), as: fixture.mounted("bundles/c.hpwebsite/payload.plist"),
+        XCTAssertNil(WriteChecks.save(Array(Corpus.plist(title: "Clean", archived: false, tags: []).utf8), as: fixture.mounted("bundles/c.hpwebsite/payload.plist"),
                           temporary: fixture.mounted("bundles/c.hpwebsite/.save-clean")))
-        XCTAssertEqual(parsed(payload("c.hpwebsite"))?["webTitle"] as? String, "Clean")
+        XCTAssertEqual(WriteChecks.plist(payload("c.hpwebsite"))?["webTitle"] as? String, "Clean")
         assertEveryViewSettles("after the saves")
     }
 
@@ -245,7 +181,7 @@ final class FaultInjectionMountTests: FaultMountTestCase {
         XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
         var first: [String: [UInt8]] = [:]
         for item in items { first[item] = try XCTUnwrap(payload(item)) }
-        let firstTags = tags(source + "/notes.txt")
+        let firstTags = WriteChecks.tagAttribute(source + "/notes.txt")
 
         let temporary = "*.hpwebsite/.payload.plist.queryfs-*"
         let faults = [
@@ -286,14 +222,14 @@ final class FaultInjectionMountTests: FaultMountTestCase {
                 if fault.mustFire { XCTAssertEqual(fired, 1, "\(label): the fault did not fire") }
                 if fired > 0 { XCTAssertEqual(result, code(name), "\(label): errno (0: the edit said it worked)") }
                 let now = payload(item)
-                let value = parsed(now)
+                let value = WriteChecks.plist(now)
                 XCTAssertNotNil(value, "\(label): the payload does not parse")
                 if let value, now != old { XCTAssertTrue(done(value), "\(label): the payload changed, but not to the edit's result") }
                 if result != 0, now != old {
                     // Allowed only if the edit can be undone: checked below.
                     print("\(label): failed with \(String(cString: strerror(result))) but left the new payload")
                 }
-                XCTAssertEqual(journalProblems(), [], label)
+                XCTAssertEqual(WriteChecks.journalProblems(in: source), [], label)
                 XCTAssertTrue(((RawFiles.list(source + "/" + item) ?? []).map(\.text)).allSatisfy { !$0.contains(".queryfs-") },
                               "\(label): a temporary file was left in the bundle")
                 assertServing(label)
@@ -317,12 +253,12 @@ final class FaultInjectionMountTests: FaultMountTestCase {
             XCTAssertEqual(try faultfs!.fired(), 1, "setxattr \(name): the fault did not fire")
             try faultfs!.clear()
             XCTAssertEqual(result, code(name), "ln -s notes.txt under setxattr \(name)")
-            XCTAssertEqual(tags(source + "/notes.txt"), firstTags, "setxattr \(name): the attribute changed")
+            XCTAssertEqual(WriteChecks.tagAttribute(source + "/notes.txt"), firstTags, "setxattr \(name): the attribute changed")
             assertServing("setxattr \(name)")
         }
         // Faults gone: an edit works and the mount shows it.
         XCTAssertEqual(symlink("../../bundles/c.hpwebsite", fixture.mounted("tag/t/x")), 0)
-        XCTAssertEqual((parsed(payload("c.hpwebsite"))?["tags"] as? [String]) ?? [], ["t"])
+        XCTAssertEqual((WriteChecks.plist(payload("c.hpwebsite"))?["tags"] as? [String]) ?? [], ["t"])
         assertEveryViewSettles("after the edits")
     }
 }

@@ -182,14 +182,22 @@ class FaultMountTestCase: MountTestCase {
 
     var source: String { faultfs!.source }
 
-    override func tearDown() {
+    /// Unmounts queryfs, then faultfs, and removes the fixture: what
+    /// teardown does, for a test that makes several in turn.
+    func removeFaultBacking(file: StaticString = #filePath, line: UInt = #line) {
         try? faultfs?.clear()
         fixture?.unmount()
+        if let fixture { XCTAssertFalse(MountTable.isMounted(fixture.mountPoint), "left mounted", file: file, line: line) }
         if let faultfs {
             faultfs.stop()
-            XCTAssertFalse(MountTable.isMounted(faultfs.mountPoint), "faultfs left mounted")
+            XCTAssertFalse(MountTable.isMounted(faultfs.mountPoint), "faultfs left mounted", file: file, line: line)
         }
         faultfs = nil
+        fixture = nil
+    }
+
+    override func tearDown() {
+        removeFaultBacking()
         super.tearDown()
     }
 }
