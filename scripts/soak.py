@@ -364,10 +364,12 @@ class Soak:
     def check(self):
         """Waits until every view equals a fresh reading; counts a mismatch if that takes more than SETTLE seconds."""
         started = now()
-        problems = self.differences()
+        problems = first = self.differences()
         while problems and now() - started < self.settle:
             time.sleep(0.5)
             problems = self.differences()
+        if first and not problems:
+            self.say(f"views settled after {now() - started:.1f} s; the first look found {len(first)} differences: {first[0]}")
         if problems:
             self.mismatches += len(problems)
             for problem in problems[:10]:

@@ -902,7 +902,7 @@ def mount(arguments):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     mounting = commands.add_parser("mount", help="mount SOURCE at MOUNTPOINT (foreground)")
     mounting.add_argument("source")
