@@ -17,8 +17,11 @@ fi
 # what its fixtures left mounted is unmounted here, and said, so one crash
 # does not leave mounts behind for the next run. Only mounts this run made:
 # another run's, up before this one started, are left alone.
+# queryfs at ROOT/mnt first, then what a test mounted as its backing
+# directory under it (faultfs, bindfs at ROOT/backing).
 fixture_mounts() {
     awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/mnt$/ { print $2 }' /proc/mounts
+    awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/backing$/ { print $2 }' /proc/mounts
 }
 mounts_before=$(fixture_mounts)
 unmount_leftovers() {
