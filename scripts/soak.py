@@ -54,6 +54,7 @@ class Soak:
         self.backing = arguments.backing
         self.mount = arguments.mount
         self.log = arguments.log
+        self.mount_options = arguments.mount_options.split()
         self.duration = arguments.duration
         self.report_every = arguments.report_every
         self.kill_every = arguments.kill_every
@@ -66,6 +67,7 @@ class Soak:
         self.latencies = []  # this interval's, seconds
         self.all_latencies = []
         self.edit_times = []
+        self.history = {}  # item -> [(seconds into the run, what)]: said when a view of it goes wrong
         self.timeouts = 0
         self.mismatches = 0
         self.reader_errors = 0
@@ -112,7 +114,7 @@ class Soak:
 
     def do_mount(self):
         started = now()
-        subprocess.run([self.queryfs, "mount", self.backing, self.mount, "--log", self.log], check=True)
+        subprocess.run([self.queryfs, "mount", self.backing, self.mount, "--log", self.log] + self.mount_options, check=True)
         took = now() - started
         pid, rss, fds = self.resources()
         self.lives.append({"pid": pid, "start": (rss, fds), "end": None})
@@ -190,10 +192,30 @@ class Soak:
         except (OSError, plistlib.InvalidFileException, ValueError):
             return {"webTitle": name, "isArchived": False, "tags": []}
 
-    def measure(self, condition):
+    def note(self, item, what):
+        self.history.setdefault(item, []).append((now() - self.started, what))
+
+    def measure(self, condition, item, what):
         latency = self.wait(condition)
         if latency is not None:
             self.latencies.append(latency)
+            self.note(item, f"{what}: showed in {latency * 1000:.0f} ms")
+        else:
+            self.note(item, f"{what}: NEVER SHOWED")
+            self.say(f"{what} of {item} never showed in by-modified (10 s)")
+            self.tell(item)
+
+    def tell(self, item):
+        """What the soak did to `item`, and what BACKING and the mount say of it now."""
+        for moment, what in self.history.get(item, [])[-8:]:
+            print(f"           {moment:6.1f}s {what}", flush=True)
+        title = self.load(item).get("webTitle")
+        try:
+            with open(f"{self.mount}/bundles/{item}/payload.plist", "rb") as file:
+                through = plistlib.load(file).get("webTitle")
+        except Exception as error:  # noqa: BLE001 - any answer is a diagnosis
+            through = f"({error})"
+        print(f"           now: title in BACKING {title!r}, through bundles/ {through!r}", flush=True)
 
     def change_in_backing(self, measure=True):
         kinds = ["add", "edit", "retitle", "tag", "untag", "delete"]
@@ -209,7 +231,7 @@ class Soak:
             self.items.remove(victim)
             self.count("delete")
             if measure:
-                self.measure(lambda: not self.entry_visible(title))
+                self.measure(lambda: not self.entry_visible(title), victim, "delete")
             return
         title = self.unique_title(kind)
         if kind != "add":
@@ -227,8 +249,9 @@ class Soak:
         os.rename(temporary, os.path.join(self.backing, name))
         self.items.append(name)
         self.count("add")
+        self.note(name, f"add {title!r}")
         if measure:
-            self.measure(lambda: self.entry_visible(title))
+            self.measure(lambda: self.entry_visible(title), name, f"add {title!r}")
 
     def edit_payload(self, name, kind, title, measure):
         """A new title (so the change shows by name), and for `edit` the
@@ -248,7 +271,9 @@ class Soak:
         self.save(os.path.join(self.backing, name), payload)
         self.count(kind)
         if measure:
-            self.measure(lambda: self.entry_visible(title))
+            self.measure(lambda: self.entry_visible(title), name, f"{kind} to {title!r} in BACKING")
+        else:
+            self.note(name, f"{kind} to {title!r} in BACKING, unmounted")
 
     def count(self, kind):
         self.changes[kind] = self.changes.get(kind, 0) + 1
@@ -264,7 +289,9 @@ class Soak:
                 tag = self.random.choice(tags + ["soak"]) if tags else "soak"
                 if not os.path.isdir(f"{self.mount}/tag/{tag}"):
                     os.mkdir(f"{self.mount}/tag/{tag}")
-                os.symlink(f"{self.mount}/bundles/{self.random.choice(self.items)}", f"{self.mount}/tag/{tag}/x")
+                item = self.random.choice(self.items)
+                self.note(item, f"ln -s into tag/{tag}")
+                os.symlink(f"{self.mount}/bundles/{item}", f"{self.mount}/tag/{tag}/x")
             elif kind == "rm":
                 tags = os.listdir(f"{self.mount}/tag")
                 if not tags:
@@ -273,14 +300,20 @@ class Soak:
                 entries = os.listdir(folder)
                 if not entries:
                     return
-                os.unlink(f"{folder}/{self.random.choice(entries)}")
+                entry = self.random.choice(entries)
+                self.note(os.path.basename(os.readlink(f"{folder}/{entry}")), f"rm {folder[len(self.mount) + 1:]}/{entry}")
+                os.unlink(f"{folder}/{entry}")
             else:
                 entries = os.listdir(f"{self.mount}/by-name")
-                os.rename(f"{self.mount}/by-name/{self.random.choice(entries)}", f"{self.mount}/by-name/{self.unique_title('mv')}")
+                entry, title = self.random.choice(entries), self.unique_title("mv")
+                self.note(os.path.basename(os.readlink(f"{self.mount}/by-name/{entry}")), f"mv by-name/{entry} to {title!r}")
+                os.rename(f"{self.mount}/by-name/{entry}", f"{self.mount}/by-name/{title}")
         except OSError as error:
             # EEXIST: ln -s of an item already tagged; EPERM: an item with no
             # fields to edit. Counted, not failures of the mount.
             key = f"{kind}: {errno.errorcode.get(error.errno, error.errno)}"
+            if error.errno not in (errno.EEXIST, errno.EPERM, errno.ENOENT):
+                self.say(f"view edit {kind}: {error}")
             self.failures[key] = self.failures.get(key, 0) + 1
             return
         self.edit_times.append(now() - started)
@@ -358,12 +391,14 @@ class Soak:
                 mine = None
             if mine != target:
                 problems.append(f"by-name/{os.fsdecode(name)}: mount -> {mine}, fresh -> {target}")
+                self.stale = os.path.basename(os.fsdecode(target))
                 break
         return problems
 
     def check(self):
         """Waits until every view equals a fresh reading; counts a mismatch if that takes more than SETTLE seconds."""
         started = now()
+        self.stale = None
         problems = first = self.differences()
         while problems and now() - started < self.settle:
             time.sleep(0.5)
@@ -374,6 +409,9 @@ class Soak:
             self.mismatches += len(problems)
             for problem in problems[:10]:
                 self.say(f"MISMATCH after {self.settle:.0f} s: {problem}")
+            if self.stale:
+                self.say(f"{self.stale}, the first item by-name shows wrongly:")
+                self.tell(self.stale)
         return now() - started
 
     # -- the run
@@ -384,10 +422,10 @@ class Soak:
     def report(self, checked):
         pid, rss, fds = self.resources()
         total = sum(self.changes.values())
-        p50, p99 = percentile(self.latencies, 0.5), percentile(self.latencies, 0.99)
+        ms = lambda samples, fraction: f"{percentile(samples, fraction) * 1000:6.1f} ms" if samples else "     - ms"
         self.say(f"rss {rss / 1048576 if rss else float('nan'):6.1f} MB  fds {fds}  changes {total} (+{total - self.reported})  "
-                 f"latency p50 {p50 * 1000:5.1f} ms p99 {p99 * 1000:6.1f} ms (n={len(self.latencies)})  "
-                 f"view edits p99 {percentile(self.edit_times[self.reported_edits:], 0.99) * 1000:5.1f} ms  "
+                 f"latency p50 {ms(self.latencies, 0.5)} p99 {ms(self.latencies, 0.99)} (n={len(self.latencies)})  "
+                 f"view edits p99 {ms(self.edit_times[self.reported_edits:], 0.99)}  "
                  f"reads {self.reads}  remounts {self.remounts}  mismatches {self.mismatches}  views checked in {checked:.1f} s")
         self.all_latencies += self.latencies
         self.latencies = []
@@ -458,6 +496,7 @@ def main():
     parser.add_argument("--backing", required=True)
     parser.add_argument("--mount", required=True)
     parser.add_argument("--log", required=True)
+    parser.add_argument("--mount-options", default="", help="extra options for every mount, as one string")
     parser.add_argument("--duration", type=float, required=True)
     parser.add_argument("--report-every", type=float, default=60)
     parser.add_argument("--kill-every", type=float, default=180)

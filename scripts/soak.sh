@@ -13,6 +13,7 @@
 # Usage: scripts/soak.sh [SECONDS]      30 minutes by default (make soak; make soak SOAK_SECONDS=180)
 # Environment: SOAK_ITEMS (2000), SOAK_REPORT_EVERY (60 s; a sixth of runs under 10 minutes),
 #   SOAK_KILL_EVERY (180 s; a third of runs under 9 minutes), SOAK_SEED (7),
+#   SOAK_MOUNT_OPTIONS (extra options for every mount, e.g. --no-events),
 #   QUERYFS_BIN (a built queryfs, with queryfs-sample beside it; else the debug build is made)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$bin_dir/queryfs-sample" --count "$items" --seed 7 "$backing"
-"$queryfs" mount "$backing" "$mnt" --log "$work/mount.log"
-/usr/bin/python3 scripts/soak.py --queryfs "$queryfs" --backing "$backing" --mount "$mnt" --log "$work/mount.log" \
+# shellcheck disable=SC2086 # options are words
+"$queryfs" mount "$backing" "$mnt" --log "$work/mount.log" ${SOAK_MOUNT_OPTIONS:-}
+/usr/bin/python3 scripts/soak.py --mount-options="${SOAK_MOUNT_OPTIONS:-}" --queryfs "$queryfs" --backing "$backing" --mount "$mnt" --log "$work/mount.log" \
     --duration "$duration" --report-every "$report_every" --kill-every "$kill_every" --seed "${SOAK_SEED:-7}"
