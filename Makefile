@@ -2,7 +2,8 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=…] [CONFIGURATION=release] [BINARY=an already built queryfs]
 #   make uninstall [PREFIX=…] [DESTDIR=…]
 #   make man      regenerate man/*.1 from the commands' own help (queryfs.5 is written by hand)
-.PHONY: demo test bench build install uninstall man
+#   make soak [SOAK_SECONDS=1800]   a long run of a live mount with kill -9 and remounts (not in CI)
+.PHONY: demo test bench soak build install uninstall man
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -17,6 +18,9 @@ test:
 	scripts/test.sh
 bench:
 	scripts/bench.sh
+SOAK_SECONDS ?= 1800
+soak:
+	scripts/soak.sh $(SOAK_SECONDS)
 build:
 	swift build
 

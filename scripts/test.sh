@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh fio attr git gio inotify-tools make man bindfs
+scripts/install-deps.sh fio attr git gio inotify-tools make man bindfs pyfuse3
 swift build
 # The git-sync test replays the real reading list's history when it sits
 # beside this repository (as in CI); from a plain clone it makes its own.
@@ -17,8 +17,11 @@ fi
 # what its fixtures left mounted is unmounted here, and said, so one crash
 # does not leave mounts behind for the next run. Only mounts this run made:
 # another run's, up before this one started, are left alone.
+# queryfs at ROOT/mnt first, then what a test mounted as its backing
+# directory under it (faultfs, bindfs at ROOT/backing).
 fixture_mounts() {
     awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/mnt$/ { print $2 }' /proc/mounts
+    awk '$3 ~ /^fuse/ && $2 ~ /\/queryfs-it-[^\/]*\/backing$/ { print $2 }' /proc/mounts
 }
 mounts_before=$(fixture_mounts)
 unmount_leftovers() {
