@@ -80,10 +80,36 @@ public struct EditJournal: Sendable {
             }
         }
 
-        /// Writes `entry` as one line and flushes it to disk.
+        /// Where the last record began (nil: none appended).
+        private var lastRecordStart: off_t?
+
+        /// Writes `entry` as one line and flushes it to disk, closing a
+        /// duplicate so that an error a network filesystem keeps for close
+        /// is seen too. On failure the journal is cut back to where it was.
         func append(_ entry: Entry) throws(SystemError) {
-            try writeAll(Array((EditJournal.line(entry) + "\n").utf8), to: fd, path: EditJournal.fileName)
-            guard retryingOnEINTR({ fdatasync(fd) }) == 0 else { throw SystemError.current("fsync", path: EditJournal.fileName) }
+            var status = stat()
+            guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: EditJournal.fileName) }
+            do throws(SystemError) {
+                try writeAll(Array((EditJournal.line(entry) + "\n").utf8), to: fd, path: EditJournal.fileName)
+                guard retryingOnEINTR({ fdatasync(fd) }) == 0 else { throw SystemError.current("fsync", path: EditJournal.fileName) }
+                let copy = dup(fd)
+                guard copy >= 0, Glibc.close(copy) == 0 else { throw SystemError.current("close", path: EditJournal.fileName) }
+            } catch {
+                lastRecordStart = status.st_size
+                cutLastRecord()
+                throw error
+            }
+            lastRecordStart = status.st_size
+        }
+
+        /// Takes the last record out again (its edit was taken back). A cut
+        /// that fails leaves a record whose files are as before: `undo`
+        /// finds nothing to do for it.
+        func cutLastRecord() {
+            guard let start = lastRecordStart else { return }
+            lastRecordStart = nil
+            _ = retryingOnEINTR { ftruncate(fd, start) }
+            _ = retryingOnEINTR { fdatasync(fd) }
         }
 
         /// Lets go of the lock and the file.

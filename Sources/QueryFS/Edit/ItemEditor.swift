@@ -54,6 +54,12 @@ public struct ItemEditor: Sendable {
     public func undo(_ entry: EditJournal.Entry) throws(EditError) -> EditJournal.Entry? {
         try withLockedItem(entry.item) { (state) throws(EditError) -> EditJournal.Entry? in
             var restored = state
+            // Already as before: an edit whose record was written but whose
+            // files never were (a crash, a failed write taken back), or one
+            // undone by hand or by an undo whose record was lost. Nothing to do.
+            if !entry.files.isEmpty, entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == EditJournal.hash($0.before) }) {
+                return nil
+            }
             if entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == $0.afterHash }) {
                 for file in entry.files { restored.setContents(of: file.name, to: file.before) }
             } else {
@@ -100,11 +106,18 @@ public struct ItemEditor: Sendable {
     /// Writes what changed and journals it; nil if nothing did.
     ///
     /// An edit happens and is journaled, or does not happen and the caller
-    /// is told why. The journal is opened and locked before anything
-    /// changes (an unusable journal refuses the edit untouched); the files
-    /// are written; then the record. A record that cannot be written takes
-    /// the files back, and the edit fails with the journal's error. Only if
-    /// that too fails is an edit left made but unjournaled, and said so.
+    /// is told why, whatever fails and wherever the machine stops:
+    /// - The journal is opened and locked first: an unusable one refuses
+    ///   the edit before anything changes.
+    /// - An edit's record is written and flushed *before* its files (write
+    ///   ahead). A record that cannot be written is cut off again and the
+    ///   edit refused. Files that cannot be written are taken back and the
+    ///   record cut. A crash between the two leaves a record whose files are
+    ///   still as before, which `undo` knows for nothing to do.
+    /// - An undo's record comes *after* its files: a record saying an entry
+    ///   was undone must never stand for files that were not put back (the
+    ///   entry could then never be undone). An undo whose record fails stays
+    ///   made, and says so; undoing the entry again finds nothing to do.
     private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, undoes: String?) throws(EditError)
         -> EditJournal.Entry?
     {
@@ -117,28 +130,53 @@ public struct ItemEditor: Sendable {
             throw EditError(error.errno, "\(item) not changed: the journal \(EditJournal.fileName) cannot be written (\(error.message))")
         }
         defer { appender?.close() }
-        try changed.write(files, item: item, in: backing.fd)
+        let entry = journalEntry(changed, from: original, files: files, item: item, undoes: undoes)
+        guard let appender else {
+            try changed.write(files, item: item, in: backing.fd)
+            return entry
+        }
+        if undoes != nil {
+            try changed.write(files, item: item, in: backing.fd)
+            do {
+                try appender.append(entry)
+            } catch {
+                throw EditError(error.errno, "\(item) was put back, but the undo could not be journaled (\(error.message))")
+            }
+            return entry
+        }
+        do {
+            try appender.append(entry)
+        } catch {
+            throw EditError(error.errno, "\(item) not changed: its journal record could not be written (\(error.message))")
+        }
+        do {
+            try changed.write(files, item: item, in: backing.fd)
+        } catch let failure {
+            do {
+                try original.write(changed.differences(to: original), item: item, in: backing.fd)
+            } catch {
+                throw EditError(failure.errno, "the edit of \(item) may have been made (\(failure.message)), and could not be taken "
+                    + "back (\(error.message)); it is journaled: queryfs undo takes it back")
+            }
+            // Taken back: the record would speak of an edit that never was.
+            appender.cutLastRecord()
+            throw EditError(failure.errno, "\(item) not changed: \(failure.message)")
+        }
+        return entry
+    }
+
+    private func journalEntry(_ changed: ItemState, from original: ItemState, files: [String], item: ItemName, undoes: String?)
+        -> EditJournal.Entry
+    {
         let before = original.item(named: item, sources: sources), after = changed.item(named: item, sources: sources)
         let changes = Self.fields(original, changed, sources: sources).compactMap { field -> EditJournal.Change? in
             let old = Self.value(of: field, in: before, state: original), new = Self.value(of: field, in: after, state: changed)
             return old == new ? nil : EditJournal.Change(field: field, old: old, new: new)
         }
-        let entry = EditJournal.Entry(
+        return EditJournal.Entry(
             id: EditJournal.newID(), time: Timestamp.now.timeInterval, item: item, changes: changes,
             files: files.map { EditJournal.FileState(name: $0, before: original.contents(of: $0), afterHash: EditJournal.hash(changed.contents(of: $0))) },
             undoes: undoes)
-        do {
-            try appender?.append(entry)
-        } catch {
-            do {
-                try original.write(changed.differences(to: original), item: item, in: backing.fd)
-            } catch let rollback {
-                throw EditError(error.errno, "the edit of \(item) was made, but it could not be journaled (\(error.message)) "
-                    + "nor taken back (\(rollback.message)): it cannot be undone")
-            }
-            throw EditError(error.errno, "\(item) not changed: its journal record could not be written (\(error.message))")
-        }
-        return entry
     }
 
     // MARK: Fields
@@ -369,6 +407,17 @@ struct ItemState {
         return files
     }
 
+    /// An attribute is durable once its file (or folder) is: fsync'd.
+    /// Never blocks on a FIFO item (O_NONBLOCK), which has nothing to sync.
+    private static func syncAttributes(of item: ItemName, in rootFD: Int32) throws(EditError) {
+        let fd = item.withCString { openat(rootFD, $0, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { throw EditError(errno, "\(item): cannot open to flush its tags: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        if retryingOnEINTR({ fsync(fd) }) != 0, errno != EINVAL {
+            throw EditError(errno, "\(item): cannot flush its tags: \(String(cString: strerror(errno)))")
+        }
+    }
+
     func write(_ files: [String], item: ItemName, in rootFD: Int32) throws(EditError) {
         if files.contains(EditJournal.attributeFile) {
             let result = item.withCString { name in
@@ -379,6 +428,7 @@ struct ItemState {
             if result != 0, !(attribute == nil && errno == ENODATA) {
                 throw EditError(errno, "\(item): cannot write \(ExtendedAttributeTags.attributeName): \(String(cString: strerror(errno)))")
             }
+            try Self.syncAttributes(of: item, in: rootFD)
         }
         guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile }) else { return }
         let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
