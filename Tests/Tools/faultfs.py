@@ -7,11 +7,12 @@ make chosen operations fail with a chosen errno, or "lose power" and leave
 only what was made durable. Needs only Debian 12's python3-pyfuse3 (pyfuse3
 and trio); run it with /usr/bin/python3.
 
-    faultfs.py mount SOURCE MOUNTPOINT --control SOCKET [--crash-model] [--log FILE]
+    faultfs.py mount SOURCE MOUNTPOINT --control SOCKET [--crash-model] [--log FILE] [--exit-with-parent]
     faultfs.py ctl SOCKET COMMAND [ARGUMENT...]
 
 `mount` stays in the foreground until MOUNTPOINT is unmounted (fusermount3 -u)
-or it gets SIGTERM/SIGINT. `ctl` sends one command to a running faultfs over
+or it gets SIGTERM/SIGINT; with --exit-with-parent also once the process that
+started it is gone (a test process that died), unmounting as it goes. `ctl` sends one command to a running faultfs over
 its control socket (a unix socket, outside the mount) and prints the JSON
 reply; it exits 1 if the command was refused.
 
@@ -890,6 +891,14 @@ def mount(arguments):
                         return
 
             nursery.start_soon(on_signals)
+
+            async def on_orphaning(parent):
+                while os.getppid() == parent:
+                    await trio.sleep(0.5)
+                pyfuse3.terminate()
+
+            if arguments.exit_with_parent:
+                nursery.start_soon(on_orphaning, os.getppid())
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
 
@@ -911,6 +920,7 @@ def main():
     mounting.add_argument("--crash-model", action="store_true", help="keep the durable state (crash, durable-state)")
     mounting.add_argument("--log", help="append one line per mutating operation here")
     mounting.add_argument("--allow-other", action="store_true")
+    mounting.add_argument("--exit-with-parent", action="store_true", help="unmount and exit once the parent process is gone")
     controlling = commands.add_parser("ctl", help="send a command to a running faultfs")
     controlling.add_argument("socket")
     controlling.add_argument("words", nargs="+")

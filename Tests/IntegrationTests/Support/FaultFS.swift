@@ -41,7 +41,8 @@ final class FaultFS {
         let scratch = (mountPoint as NSString).deletingLastPathComponent
         controlSocket = scratch + "/faultfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         log = scratch + "/faultfs.log"
-        var arguments = [Self.python, Self.script, "mount", source, mountPoint, "--control", controlSocket, "--log", log]
+        // Should this process die before its teardown, faultfs unmounts and goes too.
+        var arguments = [Self.python, Self.script, "mount", source, mountPoint, "--control", controlSocket, "--log", log, "--exit-with-parent"]
         if crashModel { arguments.append("--crash-model") }
         pid = Program.spawn(arguments, stdout: log, stderr: log)
         let up = pid > 0 && eventually(timeout: 15) {
