@@ -40,8 +40,10 @@ clear
     Forgets every armed fault.
 stats
     Operation counts, each armed fault and how often it fired, the number
-    of mutating operations so far (`sequence`), durability points, and
-    whether it crashed.
+    of mutating operations so far (`sequence`), the files open now (`open`:
+    a test arms a fault once the last one's files are released, or a late
+    flush from the kernel's asynchronous release may take it), durability
+    points, and whether it crashed.
 ping
     Answers {"ok": true}.
 
@@ -809,7 +811,7 @@ def make_operations(pyfuse3):
                 return {}
             if verb == "stats":
                 return {"counts": self.counts, "faults": [fault.describe() for fault in self.faults],
-                        "sequence": self.sequence, "crashed": self.crashed,
+                        "sequence": self.sequence, "crashed": self.crashed, "open": sorted(self.handles.values()),
                         "points": len(self.model.points) if self.model else None}
             if self.model is None:
                 raise ValueError(f"{verb} needs --crash-model")

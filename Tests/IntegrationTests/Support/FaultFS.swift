@@ -129,6 +129,18 @@ final class FaultFS {
         ((try command(["stats"])["faults"] as? [[String: Any]]) ?? []).reduce(0) { $0 + (($1["fired"] as? Int) ?? 0) }
     }
 
+    /// The files open through faultfs now (paths relative to `source`).
+    func openFiles() throws -> [String] { (try command(["stats"])["open"] as? [String]) ?? [] }
+
+    /// Waits until no file under `prefix` is open: a program's close(2)
+    /// returns before the kernel's (asynchronous) RELEASE reaches the mount,
+    /// whose close of BACKING's file flushes it once more; a fault armed
+    /// before that would fire on it. Fails the test after 5 s.
+    func waitUntilClosed(_ prefix: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        let closed = eventually(timeout: 5) { ((try? self.openFiles()) ?? [prefix]).allSatisfy { !$0.hasPrefix(prefix) } }
+        XCTAssertTrue(closed, "files under '\(prefix)' still open in faultfs: \((try? openFiles()) ?? [])", file: file, line: line)
+    }
+
     /// Mutating operations so far.
     func sequence() throws -> Int { (try command(["stats"])["sequence"] as? Int) ?? 0 }
 
