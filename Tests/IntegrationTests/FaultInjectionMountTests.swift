@@ -84,6 +84,7 @@ final class FaultInjectionMountTests: FaultMountTestCase {
                 let old = try XCTUnwrap(payload("c.hpwebsite"))
                 let new = Array(Corpus.plist(title: "Saved \(round)", archived: false, tags: ["saved"]).utf8)
                 let glob = op == "fsyncdir" ? "c.hpwebsite" : "c.hpwebsite/.save-*"
+                faultfs!.waitUntilClosed("c.hpwebsite/")
                 try faultfs!.fail(op, name, path: glob)
                 let failure = WriteChecks.save(new, as: fixture.mounted("bundles/c.hpwebsite/payload.plist"),
                                    temporary: fixture.mounted("bundles/c.hpwebsite/.save-\(round)"))
@@ -142,6 +143,7 @@ final class FaultInjectionMountTests: FaultMountTestCase {
             let (tool, arguments) = op == "fsync" ? tools[[0, 2, 0][index]] : tools[index]
             let what = "\(tool) under \(op) \(name)"
             let before = try XCTUnwrap(RawFiles.read(source + "/c.hpwebsite/notes.md"))
+            faultfs!.waitUntilClosed("c.hpwebsite/")
             // dd moves its output to descriptor 1 (dup2) and closes the one
             // open gave it, ignoring that close's result: its close(2) that
             // counts is the second.
@@ -218,6 +220,7 @@ final class FaultInjectionMountTests: FaultMountTestCase {
                 let label = "\(what) under \(fault.op) \(name) at \(fault.path)"
                 let item = edited[what]!
                 let old = try XCTUnwrap(payload(item))
+                faultfs!.waitUntilClosed()
                 try faultfs!.fail(fault.op, name, path: fault.path)
                 let result = edit() == 0 ? 0 : errno
                 let fired = fault.mustFire ? (firedOnce() ? 1 : 0) : try faultfs!.fired()
@@ -251,6 +254,7 @@ final class FaultInjectionMountTests: FaultMountTestCase {
         }
         // A plain file's tags are its attribute: a failed setxattr is the edit's errno.
         for name in Self.errnos {
+            faultfs!.waitUntilClosed()
             try faultfs!.fail("setxattr", name, path: "notes.txt")
             let result = symlink("../../bundles/notes.txt", fixture.mounted("tag/t/x")) == 0 ? 0 : errno
             XCTAssertEqual(try faultfs!.fired(), 1, "setxattr \(name): the fault did not fire")

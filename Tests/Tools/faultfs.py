@@ -7,11 +7,12 @@ make chosen operations fail with a chosen errno, or "lose power" and leave
 only what was made durable. Needs only Debian 12's python3-pyfuse3 (pyfuse3
 and trio); run it with /usr/bin/python3.
 
-    faultfs.py mount SOURCE MOUNTPOINT --control SOCKET [--crash-model] [--log FILE]
+    faultfs.py mount SOURCE MOUNTPOINT --control SOCKET [--crash-model] [--log FILE] [--exit-with-parent]
     faultfs.py ctl SOCKET COMMAND [ARGUMENT...]
 
 `mount` stays in the foreground until MOUNTPOINT is unmounted (fusermount3 -u)
-or it gets SIGTERM/SIGINT. `ctl` sends one command to a running faultfs over
+or it gets SIGTERM/SIGINT; with --exit-with-parent also once the process that
+started it is gone (a test process that died), unmounting as it goes. `ctl` sends one command to a running faultfs over
 its control socket (a unix socket, outside the mount) and prints the JSON
 reply; it exits 1 if the command was refused.
 
@@ -39,8 +40,10 @@ clear
     Forgets every armed fault.
 stats
     Operation counts, each armed fault and how often it fired, the number
-    of mutating operations so far (`sequence`), durability points, and
-    whether it crashed.
+    of mutating operations so far (`sequence`), the files open now (`open`:
+    a test arms a fault once the last one's files are released, or a late
+    flush from the kernel's asynchronous release may take it), durability
+    points, and whether it crashed.
 ping
     Answers {"ok": true}.
 
@@ -808,7 +811,7 @@ def make_operations(pyfuse3):
                 return {}
             if verb == "stats":
                 return {"counts": self.counts, "faults": [fault.describe() for fault in self.faults],
-                        "sequence": self.sequence, "crashed": self.crashed,
+                        "sequence": self.sequence, "crashed": self.crashed, "open": sorted(self.handles.values()),
                         "points": len(self.model.points) if self.model else None}
             if self.model is None:
                 raise ValueError(f"{verb} needs --crash-model")
@@ -890,6 +893,14 @@ def mount(arguments):
                         return
 
             nursery.start_soon(on_signals)
+
+            async def on_orphaning(parent):
+                while os.getppid() == parent:
+                    await trio.sleep(0.5)
+                pyfuse3.terminate()
+
+            if arguments.exit_with_parent:
+                nursery.start_soon(on_orphaning, os.getppid())
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
 
@@ -911,6 +922,7 @@ def main():
     mounting.add_argument("--crash-model", action="store_true", help="keep the durable state (crash, durable-state)")
     mounting.add_argument("--log", help="append one line per mutating operation here")
     mounting.add_argument("--allow-other", action="store_true")
+    mounting.add_argument("--exit-with-parent", action="store_true", help="unmount and exit once the parent process is gone")
     controlling = commands.add_parser("ctl", help="send a command to a running faultfs")
     controlling.add_argument("socket")
     controlling.add_argument("words", nargs="+")

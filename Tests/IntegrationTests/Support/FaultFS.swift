@@ -41,7 +41,8 @@ final class FaultFS {
         let scratch = (mountPoint as NSString).deletingLastPathComponent
         controlSocket = scratch + "/faultfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         log = scratch + "/faultfs.log"
-        var arguments = [Self.python, Self.script, "mount", source, mountPoint, "--control", controlSocket, "--log", log]
+        // Should this process die before its teardown, faultfs unmounts and goes too.
+        var arguments = [Self.python, Self.script, "mount", source, mountPoint, "--control", controlSocket, "--log", log, "--exit-with-parent"]
         if crashModel { arguments.append("--crash-model") }
         pid = Program.spawn(arguments, stdout: log, stderr: log)
         let up = pid > 0 && eventually(timeout: 15) {
@@ -126,6 +127,18 @@ final class FaultFS {
     /// How often the armed faults fired, in all.
     func fired() throws -> Int {
         ((try command(["stats"])["faults"] as? [[String: Any]]) ?? []).reduce(0) { $0 + (($1["fired"] as? Int) ?? 0) }
+    }
+
+    /// The files open through faultfs now (paths relative to `source`).
+    func openFiles() throws -> [String] { (try command(["stats"])["open"] as? [String]) ?? [] }
+
+    /// Waits until no file under `prefix` is open: a program's close(2)
+    /// returns before the kernel's (asynchronous) RELEASE reaches the mount,
+    /// whose close of BACKING's file flushes it once more; a fault armed
+    /// before that would fire on it. Fails the test after 5 s.
+    func waitUntilClosed(_ prefix: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        let closed = eventually(timeout: 5) { ((try? self.openFiles()) ?? [prefix]).allSatisfy { !$0.hasPrefix(prefix) } }
+        XCTAssertTrue(closed, "files under '\(prefix)' still open in faultfs: \((try? openFiles()) ?? [])", file: file, line: line)
     }
 
     /// Mutating operations so far.
