@@ -24,6 +24,11 @@ final class FilesystemMark {
     private var itemOfFolder: [FolderHandle: ItemName?] = [:]
     /// The same, the other way: the folders placed in each item (nil: outside).
     private var foldersIn: [ItemName?: [FolderHandle]] = [:]
+    /// Folders placed outside every item because they lie under a hidden
+    /// entry of BACKING, by that entry: a bundle assembled as `.staging`
+    /// and renamed into place must be placed again, or every later change
+    /// in it would be taken for one outside BACKING (found by `make soak`).
+    private var foldersUnderHidden: [ItemName: [FolderHandle]] = [:]
     /// Bounds the table: past it, it starts again (each entry is one lookup to remake).
     static let rememberedFolders = 8192
     /// Folders with events since the last `settle`, placed then.
@@ -106,7 +111,10 @@ final class FilesystemMark {
     /// whole filesystem's folders come and go there, and a change in
     /// BACKING should not have to place its folders again for that).
     private func folderLeft(_ parent: FolderHandle, name: [UInt8]) {
-        if parent == rootHandle { return forgetFolders(in: ItemName(name), keeping: nil) }
+        if parent == rootHandle {
+            for folder in foldersUnderHidden.removeValue(forKey: ItemName(name)) ?? [] { forget(folder) }
+            return forgetFolders(in: ItemName(name), keeping: nil)
+        }
         guard case .some(let place) = itemOfFolder[parent] else { return forgetAllFolders() }  // not placed: anywhere
         forgetFolders(in: place, keeping: parent)
     }
@@ -131,6 +139,7 @@ final class FilesystemMark {
             let inside = path[rootPrefix.count...]
             let name = ItemName(Array(inside.prefix { $0 != UInt8(ascii: "/") }))
             if !name.bytes.isEmpty, !name.isHidden { item = name }
+            if name.isHidden { foldersUnderHidden[name, default: []].append(folder) }
         }
         // A folder gone (ESTALE) is not remembered: its handle never comes again.
         guard path != nil else { return item }
@@ -155,6 +164,7 @@ final class FilesystemMark {
     private func forgetAllFolders() {
         itemOfFolder.removeAll(keepingCapacity: true)
         foldersIn.removeAll(keepingCapacity: true)
+        foldersUnderHidden.removeAll(keepingCapacity: true)
     }
 
     /// The folder's path as the kernel prints it now, or nil and the errno.
