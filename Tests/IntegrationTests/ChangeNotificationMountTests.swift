@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QueryFSTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ final class ChangeNotificationMountTests: MountTestCase {
     /// edited in place right after a rename, when a folder's old path is
     /// the one last seen.
     private func randomChanges(backing: String, seed: UInt64, count: Int) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let corpus = Corpus(path: backing)
         var names = (0..<Self.bundleCount).map { "b\($0).hpwebsite" }
         var made = 0
@@ -170,28 +171,11 @@ final class ChangeNotificationMountTests: MountTestCase {
         let queryfs = try ReachableCopies(for: self).queryfs()
         let scratch = makeTemporaryDirectory(prefix: "queryfs-inotify-user")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        chmod(scratch, 0o777)
-        XCTAssertEqual(chown(fixture.mountPoint, 65534, 65534), 0)
-        // Up until the test says done; then unmounted, whatever happened.
-        let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
-            + "echo user_allow_other > \"$3/fuse.conf\" && mount --bind \"$3/fuse.conf\" /etc/fuse.conf && "
-            + "setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '"
-            + "\"$0\" mount \"$1\" \"$2\" -o allow_root --log \"$3/log\" || exit 10; touch \"$3/ready\"; "
-            + "i=0; while [ ! -e \"$3/done\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
-            + "fusermount3 -u \"$2\"' \"$0\" \"$1\" \"$2\" \"$3\""
-        let shell = Program.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                   queryfs, fixture.backing, fixture.mountPoint, scratch],
-                                  stdout: scratch + "/out", stderr: scratch + "/err")
-        XCTAssertGreaterThan(shell, 0)
-        defer {
-            XCTAssertTrue(FileManager.default.createFile(atPath: scratch + "/done", contents: nil), "the shell's stop file")
-            if Program.wait(shell, timeout: 15) == nil {
-                kill(shell, SIGKILL)
-                _ = Program.wait(shell)
-            }
-        }
-        XCTAssertTrue(eventually(timeout: 20) { FileManager.default.fileExists(atPath: scratch + "/ready") },
-                      (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
+        let mount = UnprivilegedMount(queryfs: queryfs, backing: fixture.backing, mountPoint: fixture.mountPoint,
+                                      option: "allow_root", scratch: scratch)
+        defer { mount.stop() }
+        guard mount.waitUntilMounted() else { return }
+        let shell = mount.shell
         let mountPoint = "/proc/\(shell)/root" + fixture.mountPoint
         let status = try status(at: mountPoint)
         XCTAssertEqual(status["changeNotification"] as? String, "inotify")
@@ -201,15 +185,3 @@ final class ChangeNotificationMountTests: MountTestCase {
     }
 }
 
-/// splitmix64: the same changes on every run.
-struct SeededGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QueryFSTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +29,7 @@ final class ConnectionGuardMountTests: MountTestCase {
     /// the mount answers ENOTCONN instead of waiting, and it unmounts and
     /// mounts again. (Without the guard, 6 rounds pass together 1 time in 64.)
     func testKillingTheDaemonWhileItemsChangeNeverLeavesAMountThatHangs() throws {
-        var generator = SeededGenerator(seed: 26)
+        var generator = SplitMix64(seed: 26)
         for round in 0..<6 {
             let pid = try XCTUnwrap(fixture.daemonPID(), "round \(round): no daemon")
             let guardPID = try XCTUnwrap(guardProcess(), "round \(round): no guard in the status file")

@@ -273,28 +273,11 @@ final class MountStatusTests: MountTestCase {
         let queryfs = try ReachableCopies(for: self).queryfs()
         let scratch = makeTemporaryDirectory(prefix: "queryfs-trust")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        chmod(scratch, 0o777)
-        XCTAssertEqual(chown(fixture.mountPoint, 65534, 65534), 0)
-        // Up until the test says done; then unmounted, whatever happened.
-        let script = "mount -t tmpfs tmpfs /dev && mknod -m 0666 /dev/fuse c 10 229 && "
-            + "echo user_allow_other > \"$3/fuse.conf\" && mount --bind \"$3/fuse.conf\" /etc/fuse.conf && "
-            + "setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c '"
-            + "\"$0\" mount \"$1\" \"$2\" -o allow_other --log \"$3/log\" || exit 10; touch \"$3/ready\"; "
-            + "i=0; while [ ! -e \"$3/done\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
-            + "fusermount3 -u \"$2\"' \"$0\" \"$1\" \"$2\" \"$3\""
-        let shell = Program.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                                   queryfs, fixture.backing, fixture.mountPoint, scratch],
-                                  stdout: scratch + "/out", stderr: scratch + "/err")
-        XCTAssertGreaterThan(shell, 0)
-        defer {
-            XCTAssertTrue(FileManager.default.createFile(atPath: scratch + "/done", contents: nil), "the shell's stop file")
-            if Program.wait(shell, timeout: 15) == nil {
-                kill(shell, SIGKILL)
-                _ = Program.wait(shell)
-            }
-        }
-        XCTAssertTrue(eventually(timeout: 20) { FileManager.default.fileExists(atPath: scratch + "/ready") },
-                      (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
+        let mount = UnprivilegedMount(queryfs: queryfs, backing: fixture.backing, mountPoint: fixture.mountPoint,
+                                      option: "allow_other", scratch: scratch)
+        defer { mount.stop() }
+        guard mount.waitUntilMounted() else { return }
+        let shell = mount.shell
         /// `queryfs ARGUMENTS` as `uid`, in the mount's namespace, with a cache folder of its own.
         func run(as uid: UInt32, _ arguments: [String]) -> QueryfsBinary.Result {
             let cache = scratch + "/cache-\(uid)"

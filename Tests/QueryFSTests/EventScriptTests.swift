@@ -40,7 +40,7 @@ final class EventScriptTests: XCTestCase {
 
     func testScriptsTurnEveryOldListingIntoTheNewOne() {
         for seed in 1...60 {
-            var random = Random(state: UInt64(seed) &* 7919)
+            var random = Random(seed: UInt64(seed) &* 7919)
             var items: [Item] = []
             for number in 0..<Int.random(in: 0..<40, using: &random) { items.append(randomItem("item\(number)", &random)) }
             let index = LiveIndex(items: items)
@@ -91,7 +91,7 @@ final class EventScriptTests: XCTestCase {
     /// when its rename runs, each cycle parks once, and the result is the
     /// names asked for.
     func testRenamesOfChainsAndCyclesApplyInOnePass() {
-        var random = Random(state: 17)
+        var random = Random(seed: 17)
         let record = ItemRecord(Item(name: ItemName("a"), kind: .file))
         func name(_ number: Int) -> [UInt8] {
             let digits = String(number)

@@ -57,7 +57,7 @@ final class GitSyncTests: XCTestCase {
     private func writeHistory(in path: String, commits: Int) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try git(["init", "-q"], in: path)
-        var random = LiveIndexTests.Random(state: 7)
+        var random = LiveIndexTests.Random(seed: 7)
         var live: [String] = []
         let tags = ["Tag Number 0", "Tag Number 1", "rock/metal", "Work", "work"]
         for number in 0..<commits {

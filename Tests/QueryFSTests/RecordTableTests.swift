@@ -5,7 +5,7 @@ import XCTest
 /// as the Dictionary it replaced, through growth, removal and copies.
 final class RecordTableTests: XCTestCase {
     func testRandomChangesMatchADictionary() {
-        var generator = LiveIndexTests.Random(state: 17)
+        var generator = LiveIndexTests.Random(seed: 17)
         var table = RecordTable()
         var model: [ItemName: ItemRecord] = [:]
         var snapshots: [(RecordTable, [ItemName: ItemRecord])] = []
