@@ -114,11 +114,10 @@ public final class QueryFilesystem: @unchecked Sendable {
     /// 438) without, alternating ten times each.
     private func reserveDescriptorTable() {
         let count = min(passthrough.descriptorLimit, 2 * catalog.withIndex { $0.records.count }) + 256
-        guard let thread = startThread(named: "queryfs-fds", { DescriptorLimit.reserveTable(for: count) }) else {
+        if !startThread(named: "queryfs-fds", { DescriptorLimit.reserveTable(for: count) }) {
             // No thread to be had (EAGAIN): the table grows when it must, as before.
             return
         }
-        pthread_detach(thread)
     }
 
     /// Publishes the current listing of `view` (called at mount and by the watcher).

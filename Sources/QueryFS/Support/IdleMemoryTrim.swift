@@ -41,11 +41,9 @@ public final class IdleMemoryTrim: Sendable {
     func trimIfDue() {
         guard secondsUntilDue == 0 else { return }
         pending.store(false, ordering: .relaxed)
-        // Detached: nobody waits for it, and a joinable thread never joined keeps its stack.
-        guard let thread = startThread(named: "queryfs-trim", { MemoryTrim.returnFreedMemory() }) else {
+        if !startThread(named: "queryfs-trim", { MemoryTrim.returnFreedMemory() }) {
             // No thread to be had (EAGAIN): trimmed here, late rather than never.
-            return MemoryTrim.returnFreedMemory()
+            MemoryTrim.returnFreedMemory()
         }
-        pthread_detach(thread)
     }
 }
