@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the engine's unit tests and the integration tests, which
 # really mount (root or a user allowed to use /dev/fuse). A test that cannot
-# mount fails; nothing is skipped.
+# mount fails; the tests that need root are skipped for another user, and
+# every skip is listed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,16 @@ unmount_leftovers() {
 }
 trap unmount_leftovers EXIT
 # XCTest only: Swift Testing would close the output with a "0 tests" line.
-swift test --disable-swift-testing "$@"
+# The output is kept to list, at the end, every test skipped and why (those
+# that need root skip as another user; CI runs as root and skips none).
+log=$(mktemp /tmp/queryfs-test-log.XXXXXX)
+status=0
+swift test --disable-swift-testing "$@" 2>&1 | tee "$log" || status=$?
+skipped=$(grep -E ": Test skipped|' skipped \(" "$log" | grep -v "^Test Case" || true)
+echo "skipped: $( [ -n "$skipped" ] && grep -c . <<<"$skipped" || echo 0 )"
+[ -z "$skipped" ] || sed 's/^/  /' <<<"$skipped"
+rm -f "$log"
+[ "$status" -eq 0 ] || exit "$status"
 # A short pass of every fuzzer, so a target that no longer builds, or an
 # input that now crashes, fails here (scripts/fuzz.sh 300 is the real run).
 if [ $# -eq 0 ]; then
