@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QueryFSTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,7 +38,7 @@ final class LiveMountTests: MountTestCase {
         listers.forEach { $0.start() }
         defer { stop.value = true }
 
-        var random = SystemRandomNumberGenerator()
+        var random = seededGenerator()
         let corpus = Corpus(path: fixture.backing)
         var next = 1_000
         for burst in 0..<12 {
@@ -48,7 +49,7 @@ final class LiveMountTests: MountTestCase {
                 switch Int.random(in: 0..<7, using: &random) {
                 case 0:
                     next += 1
-                    corpus.bundle("n\(next).hpwebsite", title: "New \(next)", tags: ["new", "three"].shuffled().dropLast(Int.random(in: 0...2)).map { $0 },
+                    corpus.bundle("n\(next).hpwebsite", title: "New \(next)", tags: ["new", "three"].shuffled(using: &random).dropLast(Int.random(in: 0...2, using: &random)).map { $0 },
                                   mtime: 5_000 + next)
                 case 1:
                     try? FileManager.default.removeItem(atPath: path)
@@ -59,15 +60,15 @@ final class LiveMountTests: MountTestCase {
                     next += 1
                     let staging = fixture.backed(".staging-\(next)")
                     mkdir(staging, 0o755)
-                    corpus.write(staging + "/payload.plist", Array(Corpus.plist(title: "Replaced \(next)", archived: Bool.random(), tags: ["replaced"]).utf8))
+                    corpus.write(staging + "/payload.plist", Array(Corpus.plist(title: "Replaced \(next)", archived: Bool.random(using: &random), tags: ["replaced"]).utf8))
                     let trash = fixture.backed(".trash-\(next)")
                     if rename(path, trash) == 0 {
                         rename(staging, path)
                         try? FileManager.default.removeItem(atPath: trash)
                     }
                 case 4:  // in-place payload rewrite: title, archived, tags
-                    corpus.write(path + "/payload.plist", Array(Corpus.plist(title: "Rewritten \(burst) \(Int.random(in: 0..<99))",
-                        archived: Bool.random(), tags: Bool.random() ? ["three", "x/y"] : []).utf8))
+                    corpus.write(path + "/payload.plist", Array(Corpus.plist(title: "Rewritten \(burst) \(Int.random(in: 0..<99, using: &random))",
+                        archived: Bool.random(using: &random), tags: Bool.random(using: &random) ? ["three", "x/y"] : []).utf8))
                 case 5:  // a touch deep inside the bundle
                     mkdir(path + "/deep", 0o755)
                     mkdir(path + "/deep/er", 0o755)

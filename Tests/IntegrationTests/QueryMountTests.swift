@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QueryFSTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,8 +38,9 @@ final class QueryMountTests: MountTestCase {
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
         XCTAssertEqual(Set(RawFiles.list(fixture.mounted("query"))!.map { String(decoding: $0, as: UTF8.self) }), Set(queries))
 
+        var random = seededGenerator()
         RandomChanges.apply(to: fixture, steps: 150, newTags: [["new"], ["new", "three"]], rewrittenTags: [["three"], []],
-                            pauseEvery: 25)
+                            pauseEvery: 25, random: &random)
         let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 5, queries: queries)
         XCTAssertEqual(differences, [], "query folders differ 5 s after the last change")
     }
@@ -296,8 +298,9 @@ final class QueryMountTests: MountTestCase {
         let queries = ["tag:five -archived", "size>200 sort:title"]
         XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: queries), [])
 
+        var random = seededGenerator()
         RandomChanges.apply(to: fixture, steps: 120, newTags: [["new"], ["new", "five"]], rewrittenTags: [["three"], ["five"]],
-                            pauseEvery: 20)
+                            pauseEvery: 20, random: &random)
         let differences = ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 5, queries: queries)
         XCTAssertEqual(differences, [], "views differ 5 s after the last change (one comparison runs queryfs ls 22 times)")
     }
@@ -306,8 +309,8 @@ final class QueryMountTests: MountTestCase {
 /// Random creates, deletes, renames and payload rewrites in BACKING, with a
 /// short pause now and then so that they come in several bursts.
 enum RandomChanges {
-    static func apply(to fixture: MountedFixture, steps: Int, newTags: [[String]], rewrittenTags: [[String]], pauseEvery: Int) {
-        var random = SystemRandomNumberGenerator()
+    static func apply(to fixture: MountedFixture, steps: Int, newTags: [[String]], rewrittenTags: [[String]], pauseEvery: Int,
+                      random: inout SplitMix64) {
         let corpus = Corpus(path: fixture.backing)
         for step in 0..<steps {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: fixture.backing))?.filter { !$0.hasPrefix(".") } ?? []

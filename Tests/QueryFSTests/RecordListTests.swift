@@ -1,4 +1,5 @@
 import XCTest
+import QueryFSTestSupport
 @testable import QueryFS
 
 /// The chunked record list behaves as an array, and snapshots taken along
@@ -11,7 +12,7 @@ final class RecordListTests: XCTestCase {
     /// A range read by walking the chunks is the same as by subscripts,
     /// clamped to the list, across chunks split and emptied by changes.
     func testRecordsInARangeMatchTheSubscripts() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = seededGenerator()
         var list = RecordList((0..<2000).map(record))
         for step in 0..<1500 {
             if Bool.random(using: &generator) { list.insert(record(10_000 + step), at: Int.random(in: 0...list.count, using: &generator)) }
@@ -27,7 +28,7 @@ final class RecordListTests: XCTestCase {
     }
 
     func testRandomInsertsAndRemovesMatchAnArrayAndSnapshotsStayPut() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = seededGenerator()
         var list = RecordList((0..<3000).map(record))
         var mirror = Array(list)
         var snapshots: [(RecordList, [ItemName])] = []
