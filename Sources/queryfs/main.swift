@@ -23,7 +23,7 @@ CrashLine.install()
 do {
     // mount(8), mount.fuse3 and fstab call `queryfs BACKING MOUNTPOINT -o OPTIONS`.
     let arguments = try MountHelper.commandLine(from: CommandLine.arguments)
-    var command = try QueryFSCommand.parseAsRoot(arguments)
+    var command = try QueryFSCommand.parseAsRoot(arguments)  // the same as ParsedCommandLine.arguments
     try command.run()
 } catch {
     // --help and the like print their text and succeed; a command that chose its status keeps it.

@@ -57,6 +57,22 @@ final class MountCommandTests: XCTestCase {
         try fixture.mount()
     }
 
+    /// The background mount hands its daemon the command line it was given
+    /// (plus -f and the ready descriptor), whatever options it holds: each
+    /// option reaches the daemon without a list to keep up to date.
+    func testTheBackgroundMountHandsItsDaemonEveryOptionAsGiven() throws {
+        let given = ["--poll", "3", "--payload-key", "webLocation.relative", "--query-folders", "7", "--no-events",
+                     "--log", fixture.root + "/mount.log", "-o", "ro"]
+        try fixture.mount(given)
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        let raw = try XCTUnwrap(FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"))
+        let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        XCTAssertEqual(Array(arguments.dropFirst()), ["mount", "-f", "--ready-fd", "3", fixture.backing, fixture.mountPoint] + given)
+        let status = try XCTUnwrap(try JSONSerialization.jsonObject(
+            with: XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))) as? [String: Any])
+        XCTAssertEqual(status["events"] as? Bool, false, "\(status)")
+    }
+
     func testFusermountUnmountsToo() throws {
         try fixture.mount()
         XCTAssertEqual(Program.run(["fusermount3", "-u", fixture.mountPoint]).status, 0)

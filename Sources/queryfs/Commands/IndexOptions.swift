@@ -33,10 +33,4 @@ struct IndexOptions: ParsableArguments {
         }
         return location.map { IndexSettings(location: $0, trust: trustIndex) }
     }
-
-    /// The same options, for the foreground mount spawned in the background.
-    var arguments: [String] {
-        (noIndex ? ["--no-index"] : []) + (trustIndex ? ["--trust-index"] : [])
-            + (path.map { ["--index", $0.hasPrefix("/") ? $0 : currentDirectory() + "/" + $0] } ?? [])
-    }
 }

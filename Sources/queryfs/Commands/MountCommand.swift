@@ -112,27 +112,30 @@ struct MountCommand: ParsableCommand {
     }
 
     /// Spawns the foreground mount as a child and waits for it to be ready.
+    /// The child is given the command line this one was parsed from, with
+    /// `-f --ready-fd N` put right after `mount` (before any `--`), so
+    /// every option reaches it as the user wrote it: an option added later
+    /// cannot be forgotten here.
     private func runInBackground() {
-        var arguments = ["mount", backing, mountPoint, "-f", "--ready-fd", String(Daemon.readyDescriptor)]
-        for option in options { arguments += ["-o", option] }
-        if absoluteLinks { arguments.append("--absolute-links") }
-        arguments += ["--lock-timeout", String(lockTimeout)]
-        if noCoordination { arguments.append("--no-coordination") }
-        if noPassthrough { arguments.append("--no-passthrough") }
-        if noEvents { arguments.append("--no-events") }
-        arguments += ["--notify", notification.rawValue]
-        arguments += index.arguments
-        if let pollSeconds { arguments += ["--poll", String(pollSeconds)] }
-        arguments += ["--poll-share", String(pollShare)]
-        for key in payloadKeys { arguments += ["--payload-key", key] }
-        if let configFile { arguments += ["--config", configFile] }
-        arguments += ["--age-recount", String(ageRecount), "--query-folders", String(queryFolderLimit)]
-        if let logPath { arguments += ["--log", logPath] }
+        let given = ParsedCommandLine.arguments
+        guard given.first == configuration.commandName else {
+            printError("cannot start the background mount: the command line does not start with `mount` (\(given.first ?? "nothing"))")
+            Glibc.exit(2)
+        }
+        let arguments = ["mount", "-f", "--ready-fd", String(Daemon.readyDescriptor)] + given.dropFirst()
         switch Daemon.spawnAndWait(arguments: arguments) {
         case .ready: return
         case .failed: Glibc.exit(2)  // the child already printed its one line
         }
     }
+
+    private var configuration: CommandConfiguration { Self.configuration }
+}
+
+/// The command line as parsed, after the mount helper's translation
+/// (`queryfs BACKING MOUNTPOINT -o …` becomes `mount BACKING MOUNTPOINT …`).
+enum ParsedCommandLine {
+    static let arguments: [String] = (try? MountHelper.commandLine(from: CommandLine.arguments)) ?? []
 }
 
 /// `queryfs unmount MOUNTPOINT`.
