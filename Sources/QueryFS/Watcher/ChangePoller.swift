@@ -96,9 +96,15 @@ final class ChangePoller: @unchecked Sendable {
     /// Stats only: the field sources play no part in a stamp.
     private let scanner = Scanner()
 
-    init(root: BackingDirectory, settings: Settings = Settings(), onFound: @escaping @Sendable () -> Void) throws(SystemError) {
+    /// Where a failed listing is said (once until a listing works again).
+    private let log: @Sendable (String) -> Void
+    private let listingFailed = Atomic<Bool>(false)
+
+    init(root: BackingDirectory, settings: Settings = Settings(), log: @escaping @Sendable (String) -> Void = { _ in },
+         onFound: @escaping @Sendable () -> Void) throws(SystemError) {
         self.root = root
         self.settings = settings
+        self.log = log
         self.onFound = onFound
         stopSignal = try WakeSignal()
     }
@@ -267,7 +273,18 @@ final class ChangePoller: @unchecked Sendable {
         let start = monotonicSeconds()
         let listingStamp = FileStamp(path: root.path)
         if !evenIfUnchanged, let listingStamp, state.withLock({ $0.listingStamp == listingStamp }) { return }
-        guard let names = try? root.itemNames() else { return }  // BACKING gone: the watcher says so
+        let names: [ItemName]
+        do {
+            names = try root.itemNames()
+            if listingFailed.exchange(false, ordering: .relaxed) { log("polling: \(root.path) can be listed again") }
+        } catch {
+            // A network filesystem's passing fault (EIO, a timeout) or BACKING
+            // gone (the watcher says so too): said once, tried again next round.
+            if !listingFailed.exchange(true, ordering: .relaxed) {
+                log("polling: cannot list \(root.path) (\(error)): items made or removed there show once it can be listed again")
+            }
+            return
+        }
         state.withLock { $0.listingStamp = listingStamp }
         let current = Set(names)
         let (appeared, gone): ([ItemName], [ItemName]) = state.withLock { state in

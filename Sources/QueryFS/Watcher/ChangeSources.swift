@@ -59,7 +59,7 @@ final class ChangeSources {
             settings.deepEvery = ChangePoller.deepRoundEvery
         }
         watcher = try BackingWatcher(rootPath: root.path, log: log)
-        poller = try ChangePoller(root: root, settings: settings, onFound: onPolledChange)
+        poller = try ChangePoller(root: root, settings: settings, log: log, onFound: onPolledChange)
         (mark, markRefusal) = try Self.placeMark(on: root, notification: notification)
     }
 
