@@ -44,6 +44,32 @@ final class LiveCatalogTests: XCTestCase {
         XCTAssertGreaterThan(batches.load(ordering: .relaxed), 0)
     }
 
+    /// `changes(of:)` delivers a view's changes and ends when the catalog
+    /// stops (it never ended), and one asked for after the stop ends at once;
+    /// `timing` set after `start` is what the watcher uses (it was ignored).
+    func testChangeSequencesEndWhenTheCatalogStopsAndTimingAppliesWhileRunning() async throws {
+        let backing = TemporaryBacking()
+        backing.bundle("a.hpwebsite", title: "Alpha", mtime: 1000)
+        let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
+        let changes = catalog.changes(of: ["by-name"])
+        var slow = catalog.timing
+        slow.quietMilliseconds = 700
+        slow.maximumDelayMilliseconds = 700
+        catalog.timing = slow
+        XCTAssertEqual(catalog.timing.quietMilliseconds, 700)
+        let start = Date()
+        backing.bundle("b.hpwebsite", title: "Beta", mtime: 2000)
+        var iterator = changes.makeAsyncIterator()
+        let first = await iterator.next()
+        XCTAssertNotNil(first, "the new item's change")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.6, "the watcher waited the quiet time set after start")
+        catalog.stop()
+        while await iterator.next() != nil {}  // ends: a hang here is the bug
+        var late = catalog.changes(of: ["by-name"]).makeAsyncIterator()
+        let afterStop = await late.next()
+        XCTAssertNil(afterStop, "a sequence asked for after the stop ends at once")
+    }
+
     func testAWriterHoldingTheLockIsNeverSeenHalfWay() throws {
         let backing = TemporaryBacking()
         backing.bundle("item.hpwebsite", title: "Old title", tags: ["old"])

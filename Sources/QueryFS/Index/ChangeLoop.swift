@@ -19,7 +19,9 @@ final class ChangeLoop: @unchecked Sendable {
     private let updater: CatalogUpdater
     private let releaseWaiters: ReleaseWaiters
     private let wake: WakeSignal
-    private let timing: LiveCatalog.Timing
+    /// Read at each use: a program may change the catalog's timing while it runs.
+    private let currentTiming: () -> LiveCatalog.Timing
+    private var timing: LiveCatalog.Timing { currentTiming() }
     private let hooks: Hooks
     private let shortestAge: () -> Double?
     /// Seconds until the index's evaluation cache expires (nil: none), and
@@ -33,7 +35,7 @@ final class ChangeLoop: @unchecked Sendable {
     private let takeTasks: () -> [@Sendable () -> Void]
 
     init(sources: ChangeSources, updater: CatalogUpdater, releaseWaiters: ReleaseWaiters, wake: WakeSignal,
-         timing: LiveCatalog.Timing, hooks: Hooks, shortestAge: @escaping () -> Double?,
+         timing: @escaping () -> LiveCatalog.Timing, hooks: Hooks, shortestAge: @escaping () -> Double?,
          evaluationCacheExpiry: @escaping () -> Double?, dropIdleEvaluationCache: @escaping () -> Bool,
          idleTrim: IdleMemoryTrim,
          takeConfigurationEdited: @escaping () -> Bool, isStopping: @escaping () -> Bool,
@@ -43,7 +45,7 @@ final class ChangeLoop: @unchecked Sendable {
         self.updater = updater
         self.releaseWaiters = releaseWaiters
         self.wake = wake
-        self.timing = timing
+        currentTiming = timing
         self.hooks = hooks
         self.shortestAge = shortestAge
         self.evaluationCacheExpiry = evaluationCacheExpiry

@@ -37,7 +37,13 @@ public final class LiveCatalog: @unchecked Sendable {
     }
 
     public let backing: BackingDirectory
-    public var timing = Timing()
+    /// How the watcher paces itself; may be changed at any time, before or
+    /// after `start` (the watcher reads it at each use).
+    public var timing: Timing {
+        get { timingStorage.withLock { $0 } }
+        set { timingStorage.withLock { $0 = newValue } }
+    }
+    private let timingStorage = Mutex<Timing>(Timing())
     private let guarded: GuardedIndex
     /// The index's title filter, counted as updates are published.
     private let titlePresence: EntryTitlePresence
@@ -395,7 +401,7 @@ public final class LiveCatalog: @unchecked Sendable {
         }
         updaterForTasks.withLock { $0 = updater }
         let loop = ChangeLoop(
-            sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: timing, hooks: hooks,
+            sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: { [unowned self] in timing }, hooks: hooks,
             shortestAge: { [guarded] in guarded.withLock { $0.shortestAge } },
             evaluationCacheExpiry: { [guarded] in guarded.withLock { $0.evaluationCacheExpiry } },
             dropIdleEvaluationCache: { [guarded] in guarded.withLock { $0.dropIdleEvaluationCache() } },
@@ -420,10 +426,12 @@ public final class LiveCatalog: @unchecked Sendable {
     /// (starts the watcher if needed). Ends when the catalog stops.
     public func changes(of path: [String]) -> AsyncStream<ViewChange> {
         AsyncStream { continuation in
-            let id = subscribe { update in
+            let id = subscribers.add({ update in
                 for change in update.changes where change.path == path { continuation.yield(change) }
-            }
+            }, onEnd: { continuation.finish() })
             continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+            // Stopped already (or meanwhile): the sequence ends at once.
+            if stopping.load(ordering: .relaxed) { subscribers.endAll() }
             start()
         }
     }
@@ -434,6 +442,8 @@ public final class LiveCatalog: @unchecked Sendable {
         stopping.store(true, ordering: .relaxed)
         sources.stop()
         wakeSignal.wake()
+        // Every `changes(of:)` sequence ends: nothing more will come.
+        subscribers.endAll()
         // The last snapshot: what the journal gathered, folded into one file.
         keeper?.close()
     }

@@ -6,16 +6,29 @@ public final class UpdateSubscribers: Sendable {
     public typealias Subscriber = @Sendable (LiveCatalog.Update) -> Void
 
     private let subscribers = Mutex<[Int: Subscriber]>([:])
+    /// What each subscriber that wants to know is told when updates end.
+    private let endings = Mutex<[Int: @Sendable () -> Void]>([:])
     private let nextID = Atomic<Int>(0)
 
-    func add(_ subscriber: @escaping Subscriber) -> Int {
+    func add(_ subscriber: @escaping Subscriber, onEnd: (@Sendable () -> Void)? = nil) -> Int {
         let id = nextID.add(1, ordering: .relaxed).newValue
         subscribers.withLock { $0[id] = subscriber }
+        if let onEnd { endings.withLock { $0[id] = onEnd } }
         return id
     }
 
     func remove(_ id: Int) {
         _ = subscribers.withLock { $0.removeValue(forKey: id) }
+        _ = endings.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// No update will come any more: every subscriber that asked is told (once).
+    func endAll() {
+        let ended = endings.withLock { endings in
+            defer { endings.removeAll() }
+            return Array(endings.values)
+        }
+        for end in ended { end() }
     }
 
     func publish(_ update: LiveCatalog.Update) {
