@@ -134,6 +134,7 @@ extension QueryFilesystem {
         guard written == text.count else { close(fd); return fail(request, EIO) }
         info.pointee.fh = UInt64(fd)
         qfs_file_info_set(info, 1, 0, 0)
+        qfs_file_info_set_noflush(info, 1)  // read-only: nothing to report at close
         fuse_reply_open(request, info)
     }
 }
