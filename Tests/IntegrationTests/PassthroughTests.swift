@@ -87,6 +87,22 @@ final class PassthroughTests: XCTestCase {
         XCTAssertEqual(RawFiles.read(bundles + "/notes.txt"), Array("changed behind the mount\n".utf8))
     }
 
+    /// Issue 30: a close of a file opened for writing is a FLUSH (so a
+    /// network filesystem's close error reaches the writer); reads send
+    /// none, nor does reading the status file.
+    func testOnlyClosesOfWrittenFilesAreFlushed() throws {
+        func flushes() throws -> Int {
+            let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.mounted(".queryfs/status")))
+            let status = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return (status["kernelRequests"] as? [String: Int])?["FLUSH"] ?? 0
+        }
+        let before = try flushes()
+        for _ in 0..<5 { XCTAssertNotNil(RawFiles.read(bundles + "/alpha.hpwebsite/payload.plist")) }
+        XCTAssertEqual(try flushes(), before, "reads and status reads sent FLUSH")
+        XCTAssertEqual(RawFiles.write(bundles + "/alpha.hpwebsite/flushed.txt", [1, 2, 3]), 0)
+        XCTAssertEqual(try flushes(), before + 1, "one close of a written file, one FLUSH")
+    }
+
     /// The kernel keeps file pages and folder listings inside items across
     /// opens; every change made in BACKING must still show through the
     /// mount: a same-size rewrite within one clock tick of the first read,
