@@ -75,6 +75,35 @@ final class ConfinementMountTests: MountTestCase {
         XCTAssertEqual(Self.snapshot(sandbox), before)
     }
 
+    /// BACKING's own `.queryfs.toml` is read as BACKING's owner when the
+    /// daemon is root: a symbolic link there to a root-only file is refused
+    /// (one line, exit 2), never read with root's rights into the views.
+    /// A `--config` given by the administrator is read as the daemon.
+    func testBackingsOwnConfigurationIsReadWithItsOwnersRights() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to own BACKING as another user")
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["swift"], mtime: 5_000)
+        }
+        let rootOnly = fixture.root + "/root-only.toml"
+        XCTAssertTrue(FileManager.default.createFile(atPath: rootOnly, contents: Data("[views]\nsecret = \"tag:swift\"\n".utf8)))
+        XCTAssertEqual(chmod(rootOnly, 0o600), 0)
+        XCTAssertEqual(Program.run(["chown", "-R", "65534:65534", fixture.backing]).status, 0)
+        XCTAssertEqual(symlink(rootOnly, fixture.backed(".queryfs.toml")), 0)
+
+        let views = QueryfsBinary.run(["views", fixture.backing, "--no-index"])
+        XCTAssertEqual(views.status, 2)
+        XCTAssertFalse(views.stdoutText.contains("secret"), views.stdoutText)
+        XCTAssertTrue(views.stderrText.contains("Permission denied"), views.stderrText)
+        let mount = QueryfsBinary.run(["mount", fixture.backing, fixture.mountPoint])
+        XCTAssertNotEqual(mount.status, 0, "mounted with a configuration its owner may not read")
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+        XCTAssertTrue(mount.stderrText.contains("Permission denied"), mount.stderrText)
+
+        let given = QueryfsBinary.run(["views", fixture.backing, "--no-index", "--config", rootOnly])
+        XCTAssertEqual(given.status, 0, given.stderrText)
+        XCTAssertTrue(given.stdoutText.contains("secret\t1"), given.stdoutText)
+    }
+
     /// Every path below `folder` with its type, mtime and ctime.
     private static func snapshot(_ folder: String) -> [String: String] {
         var result: [String: String] = [:]

@@ -199,7 +199,7 @@ public struct Configuration: Equatable, Sendable {
         let path = file ?? backing + "/" + fileName
         let bytes: [UInt8]
         do {
-            bytes = try readWholeFile(path)
+            bytes = try file == nil ? readBackingsOwnFile(path, backing: backing) : readWholeFile(path)
         } catch {
             // No configuration file of its own: the defaults. Any other failure is the user's to know.
             if file == nil, error.errno == ENOENT { return Configuration() }
@@ -230,6 +230,20 @@ public struct Configuration: Equatable, Sendable {
             }
         }
         throw ConfigurationError(file: file, line: line, column: column, message: "not UTF-8 (byte \(offset + 1))")
+    }
+
+    /// BACKING's own configuration file, read as BACKING's owner when the
+    /// daemon is root: whoever owns BACKING writes `.queryfs.toml`, and a
+    /// symbolic link there to a file they may not read (/etc/shadow, a
+    /// root-only TOML file of views) must be refused as it would be for
+    /// them, not read with root's rights into views and error lines. A
+    /// configuration given with `--config` is the administrator's: read as
+    /// the daemon.
+    static func readBackingsOwnFile(_ path: String, backing: String) throws(SystemError) -> [UInt8] {
+        var owner = stat()
+        guard ThreadCredentials.canSwitch, stat(backing, &owner) == 0, owner.st_uid != 0 else { return try readWholeFile(path) }
+        let read = ThreadCredentials.run(as: owner.st_uid, owner.st_gid) { Result { () throws(SystemError) in try readWholeFile(path) } }
+        return try read.get().get()
     }
 
     /// The whole file, which must be a regular file: opened without

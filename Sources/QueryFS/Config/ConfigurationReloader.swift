@@ -99,7 +99,8 @@ public final class ConfigurationReloader: @unchecked Sendable {
     private func editSavedQueriesLocked(_ change: (inout [String]) -> Void) throws(EditFailure) {
         let text: String
         do {
-            text = String(decoding: try Configuration.readWholeFile(path), as: UTF8.self)
+            let bytes = try file == nil ? Configuration.readBackingsOwnFile(path, backing: backing) : Configuration.readWholeFile(path)
+            text = String(decoding: bytes, as: UTF8.self)
         } catch {
             guard error.errno == ENOENT else { throw .system(error) }
             text = ""

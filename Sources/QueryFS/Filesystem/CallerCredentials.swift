@@ -20,15 +20,7 @@ import CSystemShims
 /// Item locks are taken as the daemon, outside this, so they never depend
 /// on the caller's permissions.
 enum CallerCredentials {
-    static let canSwitch = geteuid() == 0
-    private static let daemonIDs = (uid: geteuid(), gid: getegid())
-    private static let daemonGroups: [gid_t] = {
-        let count = getgroups(0, nil)
-        guard count > 0 else { return [] }
-        var groups = [gid_t](repeating: 0, count: Int(count))
-        let filled = getgroups(count, &groups)
-        return filled >= 0 ? Array(groups.prefix(Int(filled))) : []
-    }()
+    static var canSwitch: Bool { ThreadCredentials.canSwitch }
 
     /// Runs `body` with the caller's credentials; returns EPERM without
     /// running it if they cannot be taken on (never act with more rights
@@ -37,15 +29,11 @@ enum CallerCredentials {
         guard canSwitch, let context = fuse_req_ctx(request) else { return body() }
         let uid = context.pointee.uid, gid = context.pointee.gid
         // Root asking: nothing to switch (the benchmarks' and systemd's case).
-        if uid == daemonIDs.uid, gid == daemonIDs.gid, uid == 0 { return body() }
-        let groups = supplementaryGroups(request)
-        guard groups.withUnsafeBufferPointer({ qfs_set_thread_credentials(uid, gid, $0.count, $0.baseAddress) }) == 0 else {
-            let code = errno
-            restore()
-            return code == 0 ? EPERM : code
+        if uid == 0, uid == geteuid(), gid == getegid() { return body() }
+        switch ThreadCredentials.run(as: uid, gid, groups: supplementaryGroups(request), body) {
+        case .success(let code): return code
+        case .failure(let error): return error.errno
         }
-        defer { restore() }
-        return body()
     }
 
     /// The caller's supplementary groups, as libfuse reads them from /proc.
@@ -57,9 +45,5 @@ enum CallerCredentials {
             count = fuse_req_getgroups(request, Int32(groups.count), &groups)
         }
         return count > 0 ? Array(groups.prefix(Int(min(count, Int32(groups.count))))) : []
-    }
-
-    private static func restore() {
-        _ = daemonGroups.withUnsafeBufferPointer { qfs_set_thread_credentials(daemonIDs.uid, daemonIDs.gid, $0.count, $0.baseAddress) }
     }
 }
