@@ -49,7 +49,7 @@ let package = Package(
         // Benchmarks that need in-process measurements (scan, memory).
         .executableTarget(
             name: "queryfs-bench",
-            dependencies: ["QueryFS"],
+            dependencies: ["QueryFS", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/queryfs-bench"
         ),
         // Fixture builders both test targets use.

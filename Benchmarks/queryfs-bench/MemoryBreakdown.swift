@@ -40,7 +40,7 @@ struct MemoryBreakdown {
         let index = LiveIndex(items: items, viewSet: ViewSet())
         note("index: its own records, the built-in views and tag folders, lookups by name")
         let catalog: LiveCatalog
-        do { catalog = try LiveCatalog(backingPath: backing, log: { _ in }) } catch { fail("\(error)") }
+        do { catalog = try LiveCatalog(backingPath: backing, logger: .discarding) } catch { fail("\(error)") }
         note("a live catalog (the mount's): a second scan and index, the watcher, item stamps")
         let filesystem: QueryFilesystem
         do { filesystem = try QueryFilesystem(catalog: catalog, linkStyle: .relative) } catch { fail("\(error)") }

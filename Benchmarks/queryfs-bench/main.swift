@@ -13,6 +13,7 @@
 // parsing, measured in the same run (interleaved, best of N rounds, caches
 // warm). Also reports the peak memory above the process's baseline.
 
+import Logging
 import QueryFS
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +75,7 @@ if arguments.first == "mount-phases", arguments.count >= 2 {
     // Where the time before a mount is ready goes.
     var start = now()
     let catalog: LiveCatalog
-    do { catalog = try LiveCatalog(backingPath: arguments[1], log: { print($0) }) } catch { fail("\(error)") }
+    do { catalog = try LiveCatalog(backingPath: arguments[1], logger: Logger(label: "queryfs-bench", factory: { StreamLogHandler.standardOutput(label: $0) })) } catch { fail("\(error)") }
     print("live catalog (scan + watches + index): \(format(now() - start, 3)) s")
     start = now()
     do { _ = try QueryFilesystem(catalog: catalog, linkStyle: .relative) } catch { fail("\(error)") }

@@ -24,7 +24,7 @@ final class GitSyncTests: XCTestCase {
         try git(["clone", "-q", repository, backing.path], in: "/")
         try git(["checkout", "-q", commits[0]], in: backing.path)
 
-        let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
+        let catalog = try LiveCatalog(backingPath: backing.path, logger: .discarding)
         catalog.start()
         defer { catalog.stop() }
         for (number, commit) in commits.enumerated() {

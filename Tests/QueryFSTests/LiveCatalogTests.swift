@@ -19,7 +19,7 @@ final class LiveCatalogTests: XCTestCase {
         let backing = TemporaryBacking()
         backing.bundle("a.hpwebsite", title: "Alpha", tags: ["x"], mtime: 1000)
         backing.bundle("b.hpwebsite", title: "Beta", mtime: 2000)
-        let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
+        let catalog = try LiveCatalog(backingPath: backing.path, logger: .discarding)
         let batches = Atomic<Int>(0)
         catalog.subscribe { _ in batches.add(1, ordering: .relaxed) }
         catalog.start()
@@ -50,7 +50,7 @@ final class LiveCatalogTests: XCTestCase {
     func testChangeSequencesEndWhenTheCatalogStopsAndTimingAppliesWhileRunning() async throws {
         let backing = TemporaryBacking()
         backing.bundle("a.hpwebsite", title: "Alpha", mtime: 1000)
-        let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
+        let catalog = try LiveCatalog(backingPath: backing.path, logger: .discarding)
         let changes = catalog.changes(of: ["by-name"])
         var slow = catalog.timing
         slow.quietMilliseconds = 700
@@ -73,7 +73,7 @@ final class LiveCatalogTests: XCTestCase {
     func testAWriterHoldingTheLockIsNeverSeenHalfWay() throws {
         let backing = TemporaryBacking()
         backing.bundle("item.hpwebsite", title: "Old title", tags: ["old"])
-        let catalog = try LiveCatalog(backingPath: backing.path, log: { _ in })
+        let catalog = try LiveCatalog(backingPath: backing.path, logger: .discarding)
         let seen = Mutex<[String]>([])
         catalog.subscribe { update in
             guard !update.changes.isEmpty else { return }

@@ -14,22 +14,22 @@ final class MountRootTests: XCTestCase {
 
     func testTheNewestOwnQueryfsMountAtThePathIsFoundWithItsDevice() throws {
         let text = [line(30, "0:40", at: "/mnt/a b"), line(31, "0:45", at: "/mnt/a\\040b")].joined(separator: "\n")
-        let root = try XCTUnwrap(MountRoot.find(mountPoint: "/mnt/a b", mountinfo: text, log: { _ in }))
+        let root = try XCTUnwrap(MountRoot.find(mountPoint: "/mnt/a b", mountinfo: text, logger: .discarding))
         // makedev(0, 45), as stat(2) reports it.
         XCTAssertEqual(root.device, 45)
-        let large = try XCTUnwrap(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "300:1048575", at: "/m"), log: { _ in }))
+        let large = try XCTUnwrap(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "300:1048575", at: "/m"), logger: .discarding))
         XCTAssertEqual(large.device, (0xff) | (300 & 0xfff) << 8 | (1_048_575 & ~0xff) << 12)
     }
 
     func testAMountThatIsNotPlainlyThisDaemonsIsRefused() {
-        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", at: "/m", user: uid &+ 1), log: { _ in }),
+        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", at: "/m", user: uid &+ 1), logger: .discarding),
                      "another user's mount (fusermount3 sets user_id to its caller)")
-        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", at: "/m", type: "fuse.sshfs"), log: { _ in }))
-        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", root: "/sub", at: "/m"), log: { _ in }),
+        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", at: "/m", type: "fuse.sshfs"), logger: .discarding))
+        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", root: "/sub", at: "/m"), logger: .discarding),
                      "a bind mount of a folder inside")
         XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: [line(1, "0:40", at: "/m"), line(2, "0:41", at: "/m", type: "tmpfs")]
-                         .joined(separator: "\n"), log: { _ in }), "something mounted on top")
-        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", at: "/elsewhere"), log: { _ in }))
-        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: "garbage\n1 2 x / /m - \n", log: { _ in }))
+                         .joined(separator: "\n"), logger: .discarding), "something mounted on top")
+        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: line(1, "0:40", at: "/elsewhere"), logger: .discarding))
+        XCTAssertNil(MountRoot.find(mountPoint: "/m", mountinfo: "garbage\n1 2 x / /m - \n", logger: .discarding))
     }
 }

@@ -26,7 +26,7 @@ final class NameSweepsTests: XCTestCase {
         // x1 goes: "0003 Twin" now means b.
         let third = ViewListing(records: RecordList([n, a, b, x2]))
         let dropped = Dropped()
-        let sweeps = NameSweeps(log: { _ in }, drop: { _, names in dropped.add(names) })
+        let sweeps = NameSweeps(logger: .discarding, drop: { _, names in dropped.add(names) })
         sweeps.sweep(folder: 7, old: first, new: second, range: 0..<4)
         sweeps.sweep(folder: 7, old: second, new: third, range: 1..<4)
         XCTAssertEqual(sweeps.sweepCounts.merged, 1)
@@ -40,7 +40,7 @@ final class NameSweepsTests: XCTestCase {
         // Unshown, the second listing is gone past without a comparison: nothing the kernel holds needs one.
         let quiet = Dropped()
         let unshown = ViewListing(records: RecordList([n, x1, a, b, x2]))
-        let others = NameSweeps(log: { _ in }, drop: { _, names in quiet.add(names) })
+        let others = NameSweeps(logger: .discarding, drop: { _, names in quiet.add(names) })
         others.sweep(folder: 7, old: first, new: unshown, range: 0..<4)
         others.sweep(folder: 7, old: unshown, new: ViewListing(records: RecordList([n, a, b, x2])), range: 1..<4)
         others.sweepPending()
@@ -53,7 +53,7 @@ final class NameSweepsTests: XCTestCase {
         let second = ViewListing(records: RecordList([record("new", "Twin")] + twins))
         let third = ViewListing(records: RecordList([record("newer", "Twin"), record("new", "Twin")] + twins))
         let dropped = Dropped()
-        let sweeps = NameSweeps(log: { _ in }, drop: { _, names in dropped.add(names) })
+        let sweeps = NameSweeps(logger: .discarding, drop: { _, names in dropped.add(names) })
         sweeps.sweep(folder: 1, old: first, new: second, range: 0..<10)
         sweeps.sweepPending()
         // Every twin's name now means the one before it.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 
 /// The configuration file of a live mount. Each edit that parses becomes
 /// the catalog's new views, aliases, ignore patterns and saved queries; an
@@ -11,16 +12,16 @@ import Glibc
 public final class ConfigurationReloader: @unchecked Sendable {
     private let backing: String
     private let file: String?
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let lock = PlainLock()
     /// The last good configuration (guarded by `lock`).
     private var current: Configuration
 
-    public init(backing: String, file: String?, loaded: Configuration, log: @escaping @Sendable (String) -> Void) {
+    public init(backing: String, file: String?, loaded: Configuration, logger: Logger) {
         self.backing = backing
         self.file = file
         current = loaded
-        self.log = log
+        self.logger = logger
     }
 
     /// The file watched: `--config FILE`, or BACKING/.queryfs.toml.
@@ -32,7 +33,7 @@ public final class ConfigurationReloader: @unchecked Sendable {
         do {
             next = try Configuration.load(backing: backing, file: file)
         } catch {
-            log("configuration not reloaded, the last good one stays: \(error)")
+            logger.error("configuration not reloaded, the last good one stays: \(error)")
             return nil
         }
         let changed = lock.withLock {
@@ -41,7 +42,7 @@ public final class ConfigurationReloader: @unchecked Sendable {
             return true
         }
         guard changed else { return nil }
-        log("configuration reloaded from \(path): \(next.views.count) views, \(next.savedQueries.count) saved queries")
+        logger.notice("configuration reloaded from \(path): \(next.views.count) views, \(next.savedQueries.count) saved queries")
         return next.catalogSettings
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystemShims
+import Logging
 
 /// A small process that aborts the mount's FUSE connection once the daemon
 /// dies, so that a `kill -9` leaves a mount that answers "Transport endpoint
@@ -38,7 +39,7 @@ public enum ConnectionGuard {
 
     /// In the daemon, on its main thread (the guard is told when the
     /// spawning thread exits), once `mountPoint` is mounted.
-    static func start(mountPoint: String, log: (String) -> Void) -> State {
+    static func start(mountPoint: String, logger: Logger) -> State {
         let state: State
         do {
             let abortFD = try openAbortFile(of: mountPoint)
@@ -55,7 +56,7 @@ public enum ConnectionGuard {
             state = .running(pid: pid)
         } catch {
             state = .unavailable("\(error)")
-            log("warning: no guard for this mount's connection (\(error)): should the daemon be killed with SIGKILL while it serves itself, accesses to \(mountPoint) may wait until the connection is aborted (echo 1 > \(connections)/N/abort)")
+            logger.warning("no guard for this mount's connection (\(error)): should the daemon be killed with SIGKILL while it serves itself, accesses to \(mountPoint) may wait until the connection is aborted (echo 1 > \(connections)/N/abort)")
         }
         return state
     }

@@ -277,8 +277,10 @@ final class EventReplayer: @unchecked Sendable {
         // BACKING it cannot change) would otherwise log every change, and a
         // symbolic link in BACKING on the way (ELOOP) is never followed.
         guard queueLock.withLock({ loggedFailures.insert(code).inserted }) else { return }
-        filesystem.catalog.logMessage("no inotify event for \(place.display): \(String(cString: strerror(code)))"
-            + " (logged once per reason; file managers may need a refresh)")
+        filesystem.catalog.logger.warning("""
+            no inotify event for \(place.display): \(String(cString: strerror(code))) \
+            (logged once per reason; file managers may need a refresh)
+            """)
     }
 
     private var loggedFailures = Set<Int32>()
@@ -294,6 +296,6 @@ final class EventReplayer: @unchecked Sendable {
     }
 
     private var notifications: KernelNotifications? {
-        filesystem.session.map { KernelNotifications(session: $0, log: filesystem.catalog.logMessage) }
+        filesystem.session.map { KernelNotifications(session: $0, logger: filesystem.catalog.logger) }
     }
 }

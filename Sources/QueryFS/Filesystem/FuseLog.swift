@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFuse
+import Logging
 import Synchronization
 
 /// libfuse's own messages ("fuse: unknown option(s): `-o x'", "fuse: reading
@@ -11,10 +12,10 @@ import Synchronization
 /// mount's log.
 enum FuseLog {
     private static let pending = Mutex<[String]>([])
-    private static let sink = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private static let sink = Mutex<Logger?>(nil)
 
-    /// Routes libfuse's messages here from now on; `log` receives those that
-    /// come once setup is over (`forward`).
+    /// Routes libfuse's messages here from now on; a logger receives those
+    /// that come once setup is over (`forward`).
     static func capture() {
         pending.withLock { $0.removeAll() }
         sink.withLock { $0 = nil }
@@ -28,22 +29,34 @@ enum FuseLog {
         return messages.map { $0.hasPrefix("fuse: ") ? String($0.dropFirst(6)) : $0 }.joined(separator: "; ")
     }
 
-    /// From now on, messages go straight to `log`.
-    static func forward(to log: @escaping @Sendable (String) -> Void) {
-        sink.withLock { $0 = log }
+    /// From now on, messages go straight to `logger`, at libfuse's level.
+    static func forward(to logger: Logger) {
+        sink.withLock { $0 = logger }
     }
 
-    private static let receive: fuse_log_func_t = { _, format, arguments in
+    private static let receive: fuse_log_func_t = { level, format, arguments in
         guard let format, let arguments else { return }
         var buffer = [CChar](repeating: 0, count: 1024)
         _ = vsnprintf(&buffer, buffer.count, format, arguments)
         var message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         while message.hasSuffix("\n") { message.removeLast() }
         guard !message.isEmpty else { return }
-        if let log = FuseLog.sink.withLock({ $0 }) {
-            log(message)
+        if let logger = FuseLog.sink.withLock({ $0 }) {
+            logger.log(level: Self.level(of: level), "\(message)")
         } else {
             FuseLog.pending.withLock { $0.append(message) }
+        }
+    }
+
+    /// swift-log's level for libfuse's (syslog's priorities).
+    private static func level(of level: fuse_log_level) -> Logger.Level {
+        switch level {
+        case FUSE_LOG_EMERG, FUSE_LOG_ALERT, FUSE_LOG_CRIT: .critical
+        case FUSE_LOG_ERR: .error
+        case FUSE_LOG_WARNING: .warning
+        case FUSE_LOG_NOTICE: .notice
+        case FUSE_LOG_INFO: .info
+        default: .debug
         }
     }
 }

@@ -51,18 +51,14 @@ public struct FuseSession {
 
     public let options: Options
     /// What every layer of the mount reports (the watcher, the replay, the
-    /// kernel's refusals): one line each, through `logger` — warnings at
-    /// `.warning`, the rest at `.notice`.
-    let log: @Sendable (String) -> Void
+    /// kernel's refusals), each line at the level its caller gives it.
+    let logger: Logger
 
     /// A mount whose lines go to `logger` (swift-log): the command decides
     /// where — the `--log` file, stderr, or the journal.
     public init(options: Options, logger: Logger) {
         self.options = options
-        log = { message in
-            let warning = message.hasPrefix("warning") || message.contains("cannot") || message.contains("refused")
-            logger.log(level: warning ? .warning : .notice, "\(message)")
-        }
+        self.logger = logger
     }
 
 
@@ -104,10 +100,10 @@ public struct FuseSession {
                                           var index = index
                                           index.ignorePatterns = configuration.ignore
                                           return index
-                                      }, progress: options.progress, log: log)
+                                      }, progress: options.progress, logger: logger)
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
-            let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, log: log)
+            let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, logger: logger)
             catalog.watchConfiguration(at: reloader.path)
             catalog.reloadConfiguration = { reloader.reload() }
             catalog.countingAges = { now in reloader.countingAges(from: now) }
@@ -123,7 +119,7 @@ public struct FuseSession {
             filesystem.mountOptions = options.fuseOptions + (options.events ? [] : ["no_events"])
                 + (options.kernelPassthrough ? [] : ["no_passthrough"]) + (options.coordinatesWrites ? [] : ["no_coordination"])
             if !CallerSyscall.readsOtherProcesses {
-                log("ptrace is restricted (kernel.yama.ptrace_scope): mkdir under query/ answers EEXIST for other processes; add queries to `queries` in \(reloader.path) instead, or mount as root")
+                logger.warning("ptrace is restricted (kernel.yama.ptrace_scope): mkdir under query/ answers EEXIST for other processes; add queries to `queries` in \(reloader.path) instead, or mount as root")
             }
             _ = filesystem.takeSavedQueries(configuration.savedQueries)
         } catch {
@@ -157,8 +153,8 @@ public struct FuseSession {
             let reason = reasons.isEmpty ? "is it permitted?" : reasons.joined(separator: "; ") + " (is it permitted?)"
             throw MountPreflight.Failure("cannot mount \(mountPoint): \(reason)")
         }
-        if !helperText.isEmpty { log(helperText) }
-        FuseLog.forward(to: log)
+        if !helperText.isEmpty { logger.warning("\(helperText)") }
+        FuseLog.forward(to: logger)
         defer { fuse_session_unmount(session) }
         // libfuse sends and receives through these, which ask the kernel for
         // passthrough in the INIT reply (libfuse 3.14 does not know of it)
@@ -168,7 +164,7 @@ public struct FuseSession {
         qfs_passthrough_configure(backing, options.kernelPassthrough ? 1 : 0)
         filesystem.kernelPassthrough.fuseFD = fuse_session_fd(session)
         if fuse_session_custom_io(session, &io, fuse_session_fd(session)) != 0 {
-            log("kernel passthrough unavailable and requests not counted: libfuse refused custom I/O")
+            logger.warning("kernel passthrough unavailable and requests not counted: libfuse refused custom I/O")
         }
         guard fuse_set_signal_handlers(session) == 0 else {
             throw MountPreflight.Failure("cannot install signal handlers")
@@ -182,23 +178,23 @@ public struct FuseSession {
         defer { filesystem.nameSweeps.stop() }
         // Found now, while the mount point surely is this mount: what the
         // daemon does on its own mount starts from this root, never a path.
-        let root = MountRoot.find(mountPoint: mountPoint, log: log)
+        let root = MountRoot.find(mountPoint: mountPoint, logger: logger)
         if root == nil {
-            log("cannot tell this mount in /proc/self/mountinfo at \(mountPoint): no inotify events and no link warming")
+            logger.warning("cannot tell this mount in /proc/self/mountinfo at \(mountPoint): no inotify events and no link warming")
         }
         let linkWarmer = root.map { LinkWarmer(root: $0) }
         filesystem.linkWarmer = linkWarmer
         defer { linkWarmer?.stop() }
         // A read-only mount refuses the operations that raise the events.
         if options.events, options.fuseOptions.contains("ro") {
-            log("read-only mount: no inotify events for changes in BACKING (the kernel refuses the operations that raise them)")
+            logger.info("read-only mount: no inotify events for changes in BACKING (the kernel refuses the operations that raise them)")
         } else if options.events, let root {
             do {
                 let replayer = try EventReplayer(filesystem: filesystem, root: root)
                 filesystem.eventReplayer = replayer
                 replayer.start()
             } catch {
-                log("no inotify events for changes in BACKING: \(error)")
+                logger.warning("no inotify events for changes in BACKING: \(error)")
             }
         }
         defer { filesystem.eventReplayer?.stop() }
@@ -210,10 +206,10 @@ public struct FuseSession {
         // After `ready` has detached (the guard must not hold the caller's
         // terminal or pipes), and on the main thread, which lives as long as
         // the mount (the guard is told when its spawning thread exits).
-        let guardState = ConnectionGuard.start(mountPoint: mountPoint, log: log)
+        let guardState = ConnectionGuard.start(mountPoint: mountPoint, logger: logger)
         filesystem.connectionGuard.withLock { $0 = guardState }
         let result = qfs_session_loop_mt(session, options.maxThreads)
-        if result < 0 { log("session loop ended with error \(-result)") }
+        if result < 0 { logger.error("session loop ended with error \(-result)") }
     }
 
     /// `-o` for libfuse: the backing directory as the source (so /proc/mounts

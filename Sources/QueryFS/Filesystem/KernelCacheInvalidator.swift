@@ -266,7 +266,7 @@ struct KernelCacheInvalidator {
     }
 
     private var notifications: KernelNotifications? {
-        filesystem.session.map { KernelNotifications(session: $0, log: filesystem.catalog.logMessage) }
+        filesystem.session.map { KernelNotifications(session: $0, logger: filesystem.catalog.logger) }
     }
 
     private func invalidateInode(_ id: UInt64) {

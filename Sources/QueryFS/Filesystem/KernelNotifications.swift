@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFuse
+import Logging
 import Synchronization
 
 /// Tells the kernel to drop what it cached, and says when it could not.
@@ -12,7 +13,7 @@ import Synchronization
 /// which may be waiting for a request handler).
 struct KernelNotifications {
     let session: OpaquePointer
-    let log: @Sendable (String) -> Void
+    let logger: Logger
 
     /// The errnos already logged (a failing mount would repeat one thousands of times).
     private static let logged = Mutex<Set<Int32>>([])
@@ -36,7 +37,9 @@ struct KernelNotifications {
         guard result != 0, result != -ENOENT else { return }
         let code = -result
         guard Self.logged.withLock({ $0.insert(code).inserted }) else { return }
-        log("warning: the kernel did not drop its cached \(what()): \(String(cString: strerror(code))) "
-            + "(logged once; views may show stale entries until their cache times out)")
+        logger.warning("""
+            the kernel did not drop its cached \(what()): \(String(cString: strerror(code))) \
+            (logged once; views may show stale entries until their cache times out)
+            """)
     }
 }

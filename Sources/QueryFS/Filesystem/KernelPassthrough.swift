@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystemShims
+import Logging
 
 /// Regular files under `bundles/` opened in FUSE passthrough mode: the kernel
 /// reads and writes the backing file itself, so sequential I/O runs at the
@@ -19,12 +20,12 @@ final class KernelPassthrough: @unchecked Sendable {
     /// /dev/fuse of the session; set when the session exists.
     var fuseFD: Int32 = -1
     let enabled: Bool
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private var loggedRefusal = false
 
-    init(enabled: Bool, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(enabled: Bool, logger: Logger = .discarding) {
         self.enabled = enabled
-        self.log = log
+        self.logger = logger
     }
 
     var isAvailable: Bool { enabled && qfs_passthrough_enabled() != 0 }
@@ -53,7 +54,7 @@ final class KernelPassthrough: @unchecked Sendable {
                 if !loggedRefusal {
                     loggedRefusal = true
                     let reason = errno == EPERM ? "it needs CAP_SYS_ADMIN: mount as root for it" : String(cString: strerror(errno))
-                    log("kernel passthrough refused (\(reason)): files under bundles/ are served by the daemon")
+                    logger.warning("kernel passthrough refused (\(reason)): files under bundles/ are served by the daemon")
                 }
                 return nil
             }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystemShims
+import Logging
 import Synchronization
 
 /// The mount's own root, for the operations the daemon makes on its own
@@ -22,12 +23,12 @@ final class MountRoot: Sendable {
     /// The mount's device, as the kernel numbers it (`st_dev`).
     let device: UInt64
     private let lost = Mutex<Bool>(false)
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
 
-    private init(path: String, device: UInt64, log: @escaping @Sendable (String) -> Void) {
+    private init(path: String, device: UInt64, logger: Logger) {
         self.path = path
         self.device = device
-        self.log = log
+        self.logger = logger
     }
 
     /// The mount just made at `path`, found in /proc/self/mountinfo: the
@@ -35,7 +36,7 @@ final class MountRoot: Sendable {
     /// (`user_id=`, which fusermount3 sets to its caller, so another user
     /// cannot put a mount of theirs there that passes for this one).
     static func find(mountPoint path: String, mountinfo: String? = nil,
-                     log: @escaping @Sendable (String) -> Void) -> MountRoot? {
+                     logger: Logger) -> MountRoot? {
         let text = mountinfo ?? (try? readWholeFile("/proc/self/mountinfo")) ?? ""
         var found: MountInfoLine?
         for line in text.split(separator: "\n") {
@@ -45,7 +46,7 @@ final class MountRoot: Sendable {
         guard let found, found.type == "fuse.queryfs", found.root == "/",
               found.superOption("user_id") == String(geteuid())
         else { return nil }
-        return MountRoot(path: path, device: found.device, log: log)
+        return MountRoot(path: path, device: found.device, logger: logger)
     }
 
     /// Runs `body` with a descriptor of the mount's root (O_PATH), or
@@ -75,8 +76,10 @@ final class MountRoot: Sendable {
             return !lost
         }
         if first {
-            log("\(path) no longer reaches this mount (\(reason)): no more inotify events or link warming through it, "
-                + "and nothing outside the mount is touched (logged once)")
+            logger.warning("""
+                \(path) no longer reaches this mount (\(reason)): no more inotify events or link warming through it, \
+                and nothing outside the mount is touched (logged once)
+                """)
         }
     }
 }

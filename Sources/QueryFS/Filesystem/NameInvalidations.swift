@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFuse
+import Logging
 
 /// The names the kernel is to forget (`fuse_lowlevel_notify_inval_entry`),
 /// sent by a thread of their own. Dropping a name locks its folder in the
@@ -23,18 +24,18 @@ final class NameInvalidations: @unchecked Sendable {
     }
 
     private let queue = QueueThread<Work>(named: "queryfs-names")
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
 
-    init(log: @escaping @Sendable (String) -> Void) {
-        self.log = log
+    init(logger: Logger) {
+        self.logger = logger
     }
 
     /// Starts sending through `session` (once the mount is live).
     func start(session: OpaquePointer) {
-        let log = self.log
+        let logger = self.logger
         nonisolated(unsafe) let session = session
         queue.start { batch in
-            let kernel = KernelNotifications(session: session, log: log)
+            let kernel = KernelNotifications(session: session, logger: logger)
             for work in batch {
                 switch work {
                 case .name(let parent, let name): kernel.invalidateEntry(parent: parent, name: name)

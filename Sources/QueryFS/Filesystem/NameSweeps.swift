@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystemShims
+import Logging
 
 /// The names of shifted entries that now mean another item, found by
 /// comparing listings off the watcher thread and handed to the name thread
@@ -61,23 +62,23 @@ final class NameSweeps: @unchecked Sendable {
     private let lock = PlainLock()
     private var pendingSweeps: [Sweep] = []
     private var counts = Counts()
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     /// Where the names found go: the name thread (`NameInvalidations.add`).
     private let drop: @Sendable (_ folder: UInt64, _ names: [[UInt8]]) -> Void
     /// Entries compared between two looks at the queue (how soon `stop` is heard).
     static let chunkSize = 4096
 
-    init(log: @escaping @Sendable (String) -> Void, drop: @escaping @Sendable (_ folder: UInt64, _ names: [[UInt8]]) -> Void) {
-        self.log = log
+    init(logger: Logger, drop: @escaping @Sendable (_ folder: UInt64, _ names: [[UInt8]]) -> Void) {
+        self.logger = logger
         self.drop = drop
     }
 
     /// Starts the sweep thread (once the mount is live).
     func start() {
-        let log = self.log
+        let logger = self.logger
         queue.start(prepare: {
             if qfs_run_thread_when_idle() != 0 {
-                log("name sweeps run at normal priority: sched_setscheduler: \(String(cString: strerror(errno)))")
+                logger.notice("name sweeps run at normal priority: sched_setscheduler: \(String(cString: strerror(errno)))")
             }
         }) { [self] _ in
             sweepPending()

@@ -225,7 +225,7 @@ extension QueryFilesystem {
     /// takes no answer to RELEASE; FLUSH gave the writer its error).
     func logReleaseFailure(_ code: Int32) {
         guard releaseFailuresLogged.withLock({ $0.insert(code).inserted }) else { return }
-        catalog.logMessage("closing a file of BACKING failed: \(String(cString: strerror(code))) (logged once per reason)")
+        catalog.logger.error("closing a file of BACKING failed: \(String(cString: strerror(code))) (logged once per reason)")
     }
 
     /// Replies to an open or create in kernel passthrough mode. A file opened

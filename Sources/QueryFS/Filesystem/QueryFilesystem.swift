@@ -78,11 +78,11 @@ public final class QueryFilesystem: @unchecked Sendable {
                 kernelPassthrough: Bool = true)
         throws(SystemError)
     {
-        self.kernelPassthrough = KernelPassthrough(enabled: kernelPassthrough, log: { [catalog] in catalog.logMessage($0) })
+        self.kernelPassthrough = KernelPassthrough(enabled: kernelPassthrough, logger: catalog.logger)
         self.catalog = catalog
         self.linkStyle = linkStyle
-        nameInvalidations = NameInvalidations(log: { [catalog] in catalog.logMessage($0) })
-        nameSweeps = NameSweeps(log: { [catalog] in catalog.logMessage($0) },
+        nameInvalidations = NameInvalidations(logger: catalog.logger)
+        nameSweeps = NameSweeps(logger: catalog.logger,
                                 drop: { [nameInvalidations] folder, names in nameInvalidations.add(parent: folder, names: names) })
         let writes = WriteCoordinator(rootFD: catalog.backing.fd, timeout: lockTimeout, enabled: coordinatesWrites)
         self.writes = writes

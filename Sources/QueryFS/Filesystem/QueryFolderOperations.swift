@@ -23,14 +23,14 @@ extension QueryFilesystem {
             replyFolderEntry(request, try makeQueryFolder(name))
             dropUnusedQueryFoldersIfNeeded()
         } catch {
-            catalog.logMessage("query/\(name): \(error)")
+            catalog.logger.notice("query/\(name): \(error)")
             fail(request, ENOENT)
         }
     }
 
     func queryMkdir(_ request: fuse_req_t?, name: String) {
         if let error = QueryFilesystem.queryError(name) {
-            catalog.logMessage("mkdir query/\(name): \(error)")
+            catalog.logger.notice("mkdir query/\(name): \(error)")
             return fail(request, EINVAL)
         }
         guard editSavedQueries(request, name, saving: true) else { return }
@@ -63,7 +63,7 @@ extension QueryFilesystem {
         do {
             if saving { try file.save(name) } else { try file.forget(name) }
         } catch {
-            catalog.logMessage("\(saving ? "mkdir" : "rmdir") query/\(name): configuration not changed: \(error)")
+            catalog.logger.error("\(saving ? "mkdir" : "rmdir") query/\(name): configuration not changed: \(error)")
             fail(request, error.errno)
             return false
         }
@@ -108,7 +108,7 @@ extension QueryFilesystem {
             do {
                 inodes.append(try makeQueryFolder(name).id)
             } catch {
-                catalog.logMessage("saved query/\(name): \(error)")
+                catalog.logger.warning("saved query/\(name): \(error)")
             }
         }
         if !entries.isEmpty || !inodes.isEmpty { inodes.append(NodeID.queryRoot) }
@@ -130,7 +130,7 @@ extension QueryFilesystem {
             guard let session, !dropped.isEmpty else { return }
             for name in dropped { nameInvalidations.add(parent: NodeID.queryRoot, name: Array(name.utf8)) }
             queryRootClock.tick()
-            KernelNotifications(session: session, log: catalog.logMessage).invalidateInode(NodeID.queryRoot)
+            KernelNotifications(session: session, logger: catalog.logger).invalidateInode(NodeID.queryRoot)
         }
     }
 
@@ -164,7 +164,7 @@ extension QueryFilesystem {
         case .other: return false
         case .unreadable:
             if !warnedSyscallUnreadable.exchange(true, ordering: .relaxed) {
-                catalog.logMessage("cannot read /proc/\(context.pointee.pid)/syscall: mkdir under query/ may answer EEXIST (add the query to `queries` in the configuration instead)")
+                catalog.logger.warning("cannot read /proc/\(context.pointee.pid)/syscall: mkdir under query/ may answer EEXIST (add the query to `queries` in the configuration instead)")
             }
             return false
         }

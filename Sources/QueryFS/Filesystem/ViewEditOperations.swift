@@ -18,7 +18,7 @@ extension QueryFilesystem {
 
     /// Answers `code` and logs why.
     func refuse(_ request: fuse_req_t?, _ code: Int32, _ why: String) {
-        catalog.logMessage(why)
+        catalog.logger.notice("\(why)")
         fail(request, code)
     }
 
@@ -50,17 +50,17 @@ extension QueryFilesystem {
     /// of the item, and waits until every view shows them; 0 or the errno.
     private func edit(_ item: ItemName, _ edits: [FieldEdit], what: String, expected: (Item) -> Bool) -> Int32 {
         guard let current = catalog.withIndex({ $0.records[item]?.item }) else {
-            catalog.logMessage("\(what): no item \(item)")
+            catalog.logger.notice("\(what): no item \(item)")
             return ENOENT
         }
         guard expected(edits.reduce(current) { $1.applied(to: $0) }) else {
-            catalog.logMessage("\(what): \(edits.map(\.description).joined(separator: ", ")) would not do it (the view's terms contradict each other)")
+            catalog.logger.notice("\(what): \(edits.map(\.description).joined(separator: ", ")) would not do it (the view's terms contradict each other)")
             return EPERM
         }
         do {
             try editor.apply(edits, to: item)
         } catch {
-            catalog.logMessage("\(what): \(error)")
+            catalog.logger.error("\(what): \(error)")
             return error.errno
         }
         catalog.applyNow([item])
@@ -255,7 +255,7 @@ extension QueryFilesystem {
             do {
                 try editor.apply([.renameTagFolder(from, to: to)], to: item)
             } catch {
-                catalog.logMessage("\(what): \(error)")
+                catalog.logger.error("\(what): \(error)")
                 failure = error.errno
             }
         }

@@ -1,3 +1,5 @@
+import Logging
+
 /// Turns what the watcher gathered into the next state of the index and the
 /// `Update` its subscribers receive, in three steps so that request handlers
 /// never wait on I/O (see `GuardedIndex`): take a reloaded configuration
@@ -13,13 +15,13 @@ struct CatalogUpdater: @unchecked Sendable {
     let requestedKeyPaths: Set<String>
     /// Where each applied batch is journaled (nil: no index file).
     let keeper: IndexKeeper?
-    let log: @Sendable (String) -> Void
+    let logger: Logger
 
     func update(_ observation: BackingWatcher.Observation, configuration: LiveCatalog.Settings?) -> LiveCatalog.Update {
         // 1. A new configuration: views change in place; new field sources
         //    or ignore patterns mean every item is read again.
         var rescanAll = observation.needsFullRescan
-        if observation.needsFullRescan { log("inotify queue overflowed: rescanning \(backing.path)") }
+        if observation.needsFullRescan { logger.warning("inotify queue overflowed: rescanning \(backing.path)") }
         let ignoresChanged = configuration.map { !sameIgnores($0.ignoring) } ?? false
         var reconfiguration: LiveIndex.Reconfiguration?
         var newSources: FieldSources?
@@ -129,8 +131,10 @@ struct CatalogUpdater: @unchecked Sendable {
         do {
             return try backing.itemNames()
         } catch {
-            log("cannot list \(backing.path) for \(purpose) (\(error)): the items known are read again; "
-                + "items added since show at their next change")
+            logger.warning("""
+                cannot list \(backing.path) for \(purpose) (\(error)): the items known are read again; \
+                items added since show at their next change
+                """)
             return []
         }
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import Logging
 import Synchronization
 
 /// A backing directory kept indexed as it changes: a first scan, then the
@@ -50,7 +51,8 @@ public final class LiveCatalog: @unchecked Sendable {
     private let sources: ChangeSources
     private let releaseWaiters: ReleaseWaiters
     private let requestedKeyPaths: Set<String>
-    private let log: @Sendable (String) -> Void
+    /// Where the catalog and every layer of the mount says what happens.
+    public let logger: Logger
     private let wakeSignal: WakeSignal
     /// Marked by request handlers that leave garbage; the watcher trims.
     public let idleTrim: IdleMemoryTrim
@@ -64,7 +66,7 @@ public final class LiveCatalog: @unchecked Sendable {
     /// A trusted start's comparison, until the watcher has applied what it found.
     private let reconciliation: BackgroundReconciliation?
     /// What the start has to say about the index, logged by `start`.
-    private let indexNotes: [String]
+    private let indexNotes: [LogNote]
 
     /// Scans `path` and starts following it (changes queue up until `start`).
     /// With `index`, items whose files are as the index file recorded them
@@ -75,7 +77,7 @@ public final class LiveCatalog: @unchecked Sendable {
                 pollerSettings: ChangePollerSettings = ChangePollerSettings(),
                 index indexSettings: IndexSettings? = nil,
                 progress: (@Sendable (_ read: Int, _ total: Int) -> Void)? = nil,
-                log: @escaping @Sendable (String) -> Void) throws(SystemError)
+                logger: Logger) throws(SystemError)
     {
         requestedKeyPaths = sources.extraKeyPaths
         let root = try BackingDirectory(path: path)
@@ -84,17 +86,17 @@ public final class LiveCatalog: @unchecked Sendable {
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
         var coordinated = Scanner(sources: sources)
         coordinated.respectsLocks = true
-        self.log = log
+        self.logger = logger
         let wakeSignal = try WakeSignal()
         self.wakeSignal = wakeSignal
         idleTrim = IdleMemoryTrim(wake: { wakeSignal.wake() })
         releaseWaiters = ReleaseWaiters(rootFD: root.fd, onRelease: { wakeSignal.wake() })
         // Follow first, then scan: a change during the scan is then seen twice, never missed.
-        let changeSources = try ChangeSources(root: root, log: log, pollerSettings: pollerSettings.poller,
+        let changeSources = try ChangeSources(root: root, logger: logger, pollerSettings: pollerSettings.poller,
                                               notification: pollerSettings.notification, pollEvery: pollerSettings.pollEvery,
                                               onPolledChange: { wakeSignal.wake() })
         self.sources = changeSources
-        var notes: [String] = []
+        var notes: [LogNote] = []
         let opened = indexSettings.flatMap {
             OpenedIndex.open($0, root: root, sources: sources, payloadLimit: coordinated.payloadLimit, notes: &notes)
         }
@@ -122,11 +124,11 @@ public final class LiveCatalog: @unchecked Sendable {
         self.guarded = guarded
         titlePresence = guarded.withLock { $0.titlePresence }
         // Polling everything is said at `start` (once live: a mount that fails says one line).
-        if changeSources.poller.isPolling, !changeSources.pollsEverything { log("changes are followed by \(changeSources.summary)") }
+        if changeSources.poller.isPolling, !changeSources.pollsEverything { logger.info("changes are followed by \(changeSources.summary)") }
         var (keeper, status, reconciliation) = Self.keepIndex(
             opened, names: names, start: start, guarded: guarded, root: root, ignored: ignored, wake: { wakeSignal.wake() },
-            notes: &notes, log: log)
-        if opened == nil, let why = notes.last { status.note = "none kept: " + why }
+            notes: &notes, logger: logger)
+        if opened == nil, let why = notes.last { status.note = "none kept: " + why.text }
         status.viewsFromIndex = guarded.withLock { $0.viewsPlacedFromStoredOrders }
         // The start's garbage (decoded file, read buffers) is not the mount's to keep.
         MemoryTrim.returnFreedMemory()
@@ -139,12 +141,12 @@ public final class LiveCatalog: @unchecked Sendable {
     /// written); a trusted start compares stamps in the background.
     private static func keepIndex(
         _ opened: OpenedIndex?, names: [ItemName], start: InitialItems, guarded: GuardedIndex, root: BackingDirectory,
-        ignored: @escaping @Sendable (ItemName) -> Bool, wake: @escaping @Sendable () -> Void, notes: inout [String],
-        log: @escaping @Sendable (String) -> Void
+        ignored: @escaping @Sendable (ItemName) -> Bool, wake: @escaping @Sendable () -> Void, notes: inout [LogNote],
+        logger: Logger
     ) -> (IndexKeeper?, IndexStatus, BackgroundReconciliation?) {
         guard let opened else { return (nil, IndexStatus(path: nil, note: "none kept"), nil) }
         let keeper = IndexKeeper(location: opened.settings.location, lock: opened.lock, identity: opened.identity,
-                                 loaded: opened.contents, log: log) { [guarded] in
+                                 loaded: opened.contents, logger: logger) { [guarded] in
             guarded.withLock { (Array($0.records.values), $0.viewListings) }
         }
         var status = IndexStatus(path: opened.settings.location.path, note: opened.contents == nil ? "written anew" : "loaded")
@@ -169,7 +171,7 @@ public final class LiveCatalog: @unchecked Sendable {
             return (keeper, status, nil)
         }
         status.note = "loaded, trusted: reconciling in the background"
-        notes.append("index \(opened.settings.location.path): \(start.fromIndex) items taken on trust; reconciling in the background")
+        notes.append(LogNote(.info, "index \(opened.settings.location.path): \(start.fromIndex) items taken on trust; reconciling in the background"))
         // The views are placed: their stored orders (4 bytes per member) need not live as long as the comparison.
         contents.viewOrders = StoredViewOrders()
         return (keeper, status, BackgroundReconciliation(index: contents, root: root, ignored: ignored, wake: wake))
@@ -290,9 +292,6 @@ public final class LiveCatalog: @unchecked Sendable {
 
     public func unsubscribe(_ id: Int) { subscribers.remove(id) }
 
-    /// Writes one line to the mount's log.
-    public func logMessage(_ message: String) { log(message) }
-
     /// Why an ad-hoc query cannot become a view.
     public enum QueryViewFailure: Error, CustomStringConvertible {
         case unparsable(QueryError)
@@ -377,18 +376,18 @@ public final class LiveCatalog: @unchecked Sendable {
     /// Starts the watcher thread (once).
     public func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
-        for note in indexNotes { log(note) }
-        if sources.pollsEverything { log("changes are followed by \(sources.summary)") }
-        if let note = sources.filesystem.lockNote { log("warning: " + note) }
+        for note in indexNotes { note.log(to: logger) }
+        if sources.pollsEverything { logger.info("changes are followed by \(sources.summary)") }
+        if let note = sources.filesystem.lockNote { logger.warning("\(note)") }
         let updater = CatalogUpdater(guarded: guarded, backing: backing, sources: sources, releaseWaiters: releaseWaiters,
-                                     requestedKeyPaths: requestedKeyPaths, keeper: keeper, log: log)
+                                     requestedKeyPaths: requestedKeyPaths, keeper: keeper, logger: logger)
         hooks.reconciliation = reconciliation
         hooks.reconciled = { [unowned self] changed, seconds, failure in
             if let failure {
                 // BACKING's listing is then polled from the index's names: what came or went is read once it lists.
                 sources.pollListing(knownNames: guarded.withLock { Set($0.records.keys) })
                 indexStatus.withLock { $0.note = "loaded, trusted; not reconciled: " + failure }
-                return log("index not reconciled: \(failure); BACKING's listing is polled until it can be read")
+                return logger.warning("index not reconciled: \(failure); BACKING's listing is polled until it can be read")
             }
             keeper?.markCurrent()
             indexStatus.withLock {
@@ -397,7 +396,7 @@ public final class LiveCatalog: @unchecked Sendable {
                 $0.reconciliationSeconds = seconds
                 $0.changedWhileUnmounted = changed
             }
-            log("index reconciled in \((seconds * 1000).rounded() / 1000) s: \(changed) item\(changed == 1 ? "" : "s") changed while unmounted")
+            logger.info("index reconciled in \((seconds * 1000).rounded() / 1000) s: \(changed) item\(changed == 1 ? "" : "s") changed while unmounted")
         }
         updaterForTasks.withLock { $0 = updater }
         let loop = ChangeLoop(

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import Synchronization
 
 /// A mount's side of its index file: it holds the index's lock for the
@@ -27,7 +28,7 @@ final class IndexKeeper: @unchecked Sendable {
     private let lock: IndexLock
     private var identity: IndexFile.Identity
     private let queue = QueueThread<Task>(named: "queryfs-index")
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     /// The catalog's items and their stamps, and its views' members, read
     /// under its lock at one moment (on the keeper's thread).
     private let currentState: @Sendable () -> (records: [ItemRecord], views: LiveIndex.ViewListings)
@@ -44,7 +45,7 @@ final class IndexKeeper: @unchecked Sendable {
     /// behind it, unread) or the file was written another way (an index
     /// keeping more payload keys than this mount reads).
     init(location: IndexLocation, lock: IndexLock, identity: IndexFile.Identity, loaded contents: IndexFile.Contents?,
-         log: @escaping @Sendable (String) -> Void,
+         logger: Logger,
          currentState: @escaping @Sendable () -> (records: [ItemRecord], views: LiveIndex.ViewListings))
     {
         self.location = location
@@ -52,7 +53,7 @@ final class IndexKeeper: @unchecked Sendable {
         self.identity = identity
         bodyBytes = contents?.bodyBytes ?? 0
         journalBytes = contents?.journalBytes ?? 0
-        self.log = log
+        self.logger = logger
         self.currentState = currentState
         queue.start { [self] tasks in
             for task in tasks where !failed.load(ordering: .relaxed) { run(task) }
@@ -68,7 +69,7 @@ final class IndexKeeper: @unchecked Sendable {
         do {
             try lock.setOwner(owner)
         } catch {
-            log("index \(location.path).lock: \(error.operation): \(error.message); commands will compare stamps rather than trust it")
+            logger.warning("index \(location.path).lock: \(error.operation): \(error.message); commands will compare stamps rather than trust it")
         }
     }
 
@@ -90,7 +91,7 @@ final class IndexKeeper: @unchecked Sendable {
         setOwner("closing \(getpid())")
         queue.add(.close)
         guard queue.stop(waitingUpTo: 120) else {
-            return log("index \(location.path): the last snapshot took over 120 s; left to the next start's comparison")
+            return logger.warning("index \(location.path): the last snapshot took over 120 s; left to the next start's comparison")
         }
         if journalFD >= 0 { Glibc.close(journalFD) }
         journalFD = -1
@@ -157,7 +158,7 @@ final class IndexKeeper: @unchecked Sendable {
         if journalFD >= 0 { Glibc.close(journalFD) }
         journalFD = -1
         let removed = unlink(location.path) == 0 || errno == ENOENT
-        log("index \(location.path): \(error.operation): \(error.message); "
-            + (removed ? "removed" : "left (unlink: \(String(cString: strerror(errno))))") + ", and this mount keeps no index from now on")
+        let fate = removed ? "removed" : "left (unlink: \(String(cString: strerror(errno))))"
+        logger.warning("index \(location.path): \(error.operation): \(error.message); \(fate), and this mount keeps no index from now on")
     }
 }

@@ -32,15 +32,15 @@ struct OpenedIndex {
     /// `notes`: logged once the mount is live, so that a mount that fails
     /// still says one line, its failure.
     static func open(_ settings: IndexSettings, root: BackingDirectory, sources: FieldSources, payloadLimit: Int,
-                     notes: inout [String]) -> OpenedIndex?
+                     notes: inout [LogNote]) -> OpenedIndex?
     {
         let location = settings.location
         if let refusal = location.refusal(backing: root.path) {
-            notes.append("index not kept: " + refusal)
+            notes.append(LogNote(.warning, "index not kept: " + refusal))
             return nil
         }
         guard IndexFile.mayReplace(location.path) else {
-            notes.append("index \(location.path) is not an index file (nor empty), so this mount leaves it alone and keeps none")
+            notes.append(LogNote(.warning, "index \(location.path) is not an index file (nor empty), so this mount leaves it alone and keeps none"))
             return nil
         }
         let lock: IndexLock
@@ -52,10 +52,10 @@ struct OpenedIndex {
         switch outcome {
         case .acquired(let taken): lock = taken
         case .held:
-            notes.append("index \(location.path) is kept by another mount of this directory: this mount keeps none")
+            notes.append(LogNote(.warning, "index \(location.path) is kept by another mount of this directory: this mount keeps none"))
             return nil
         case .failed(let error):
-            notes.append("index \(location.path): \(error.operation): \(error.message); this mount keeps none")
+            notes.append(LogNote(.warning, "index \(location.path): \(error.operation): \(error.message); this mount keeps none"))
             return nil
         }
         let identity: IndexFile.Identity
@@ -63,19 +63,19 @@ struct OpenedIndex {
             identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: payloadLimit,
                                               ignorePatterns: settings.ignorePatterns)
         } catch {
-            notes.append("index \(location.path): \(error.operation) \(root.path): \(error.message); this mount keeps none")
+            notes.append(LogNote(.warning, "index \(location.path): \(error.operation) \(root.path): \(error.message); this mount keeps none"))
             return nil
         }
         switch IndexFile.read(path: location.path, wanted: identity) {
         case .success(let contents):
-            if contents.tornJournal { notes.append("index \(location.path): its last change was cut short (a crash?); the rest is used") }
+            if contents.tornJournal { notes.append(LogNote(.warning, "index \(location.path): its last change was cut short (a crash?); the rest is used")) }
             return OpenedIndex(settings: settings, lock: lock, identity: identity, contents: contents)
         case .failure(.missing):
             return OpenedIndex(settings: settings, lock: lock, identity: identity, contents: nil)
         case .failure(let rejection):
-            notes.append("index \(location.path) not used: \(rejection); every item is read, and a new index written")
+            notes.append(LogNote(.warning, "index \(location.path) not used: \(rejection); every item is read, and a new index written"))
             if unlink(location.path) != 0, errno != ENOENT {
-                notes.append("index \(location.path): unlink: \(String(cString: strerror(errno))); this mount keeps none")
+                notes.append(LogNote(.warning, "index \(location.path): unlink: \(String(cString: strerror(errno))); this mount keeps none"))
                 return nil
             }
             return OpenedIndex(settings: settings, lock: lock, identity: identity, contents: nil)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import Synchronization
 
 /// Watches a backing directory with inotify: the directory itself and every
@@ -32,7 +33,7 @@ final class BackingWatcher {
     private var descriptorsOfItem: [ItemName: Set<Int32>] = [:]
     /// Some watch was refused for the watch limit (logged once).
     private(set) var watchLimitReached = false
-    private let log: (String) -> Void
+    private let logger: Logger
     /// The configuration file: the watch on its folder, and its name there.
     private var configurationDescriptor: Int32 = -1
     private var configurationName: [UInt8] = []
@@ -47,16 +48,18 @@ final class BackingWatcher {
     /// Watches BACKING. When inotify cannot (no instance or no watch left),
     /// BACKING is not watched (`watchesRoot` false) and the caller polls;
     /// any other failure (BACKING unreadable) is an error.
-    init(rootPath: String, log: @escaping (String) -> Void) throws(SystemError) {
+    init(rootPath: String, logger: Logger) throws(SystemError) {
         self.rootPath = rootPath.hasSuffix("/") && rootPath.count > 1 ? String(rootPath.dropLast()) : rootPath
-        self.log = log
+        self.logger = logger
         do {
             inotify = try Inotify()
         } catch {
             guard error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOMEM else { throw error }
             inotify = nil
-            log("warning: no inotify instance to be had (\(error.message); fs.inotify.max_user_instances): "
-                + "every item is polled instead, so changes show within seconds rather than milliseconds")
+            logger.warning("""
+                no inotify instance to be had (\(error.message); fs.inotify.max_user_instances): \
+                every item is polled instead, so changes show within seconds rather than milliseconds
+                """)
             return
         }
         do {
@@ -80,9 +83,11 @@ final class BackingWatcher {
         watchLimitReached = true
         let limit = (try? String(decoding: Configuration.readWholeFile("/proc/sys/fs/inotify/max_user_watches"), as: UTF8.self))?
             .split(separator: "\n").first.map(String.init) ?? "?"
-        log("warning: inotify watch limit reached (fs.inotify.max_user_watches = \(limit)): what cannot be watched is polled "
-            + "instead, so its changes show within seconds rather than milliseconds; raise the limit with "
-            + "`sysctl fs.inotify.max_user_watches=1048576` (and a file in /etc/sysctl.d/ to keep it) and mount again")
+        logger.warning("""
+            inotify watch limit reached (fs.inotify.max_user_watches = \(limit)): what cannot be watched is polled \
+            instead, so its changes show within seconds rather than milliseconds; raise the limit with \
+            `sysctl fs.inotify.max_user_watches=1048576` (and a file in /etc/sysctl.d/ to keep it) and mount again
+            """)
     }
 
     /// Reports changes to the file at `path` (`configurationChanged`): its
@@ -102,7 +107,7 @@ final class BackingWatcher {
             countWatches()
             return true
         } catch {
-            if Self.isWatchLimit(error) { noteWatchLimit() } else { log("warning: cannot watch \(path): \(error.message); it is polled") }
+            if Self.isWatchLimit(error) { noteWatchLimit() } else { logger.warning("cannot watch \(path): \(error.message); it is polled") }
             return false
         }
     }
@@ -150,7 +155,7 @@ final class BackingWatcher {
                     return false
                 }
                 // Gone meanwhile: the root's watch reports it.
-                if error.errno != ENOENT && error.errno != ENOTDIR { log("warning: cannot watch \(error.path): \(error.message)") }
+                if error.errno != ENOENT && error.errno != ENOTDIR { logger.warning("cannot watch \(error.path): \(error.message)") }
             }
         }
         return true
@@ -169,7 +174,7 @@ final class BackingWatcher {
             case ENOTDIR, ENOENT, ELOOP:
                 return true  // a plain file, or gone already: the root's watch covers it
             default:
-                log("warning: cannot watch \(String(decoding: path, as: UTF8.self)): \(error.message)")
+                logger.warning("cannot watch \(String(decoding: path, as: UTF8.self)): \(error.message)")
                 return true
             }
         }
@@ -222,7 +227,7 @@ final class BackingWatcher {
             if event.descriptor == rootDescriptor {
                 if event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF) || event.has(IN_IGNORED) {
                     if !observation.backingGone {
-                        log("error: the backing directory \(rootPath) was deleted or moved; views keep their last state")
+                        logger.error("the backing directory \(rootPath) was deleted or moved; views keep their last state")
                     }
                     observation.backingGone = true
                     continue

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 import Synchronization
 
 /// Finds the changes no notification reports, by comparing stamps
@@ -97,14 +98,14 @@ final class ChangePoller: @unchecked Sendable {
     private let scanner = Scanner()
 
     /// Where a failed listing is said (once until a listing works again).
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let listingFailed = Atomic<Bool>(false)
 
-    init(root: BackingDirectory, settings: Settings = Settings(), log: @escaping @Sendable (String) -> Void = { _ in },
+    init(root: BackingDirectory, settings: Settings = Settings(), logger: Logger = .discarding,
          onFound: @escaping @Sendable () -> Void) throws(SystemError) {
         self.root = root
         self.settings = settings
-        self.log = log
+        self.logger = logger
         self.onFound = onFound
         stopSignal = try WakeSignal()
     }
@@ -276,12 +277,12 @@ final class ChangePoller: @unchecked Sendable {
         let names: [ItemName]
         do {
             names = try root.itemNames()
-            if listingFailed.exchange(false, ordering: .relaxed) { log("polling: \(root.path) can be listed again") }
+            if listingFailed.exchange(false, ordering: .relaxed) { logger.notice("polling: \(root.path) can be listed again") }
         } catch {
             // A network filesystem's passing fault (EIO, a timeout) or BACKING
             // gone (the watcher says so too): said once, tried again next round.
             if !listingFailed.exchange(true, ordering: .relaxed) {
-                log("polling: cannot list \(root.path) (\(error)): items made or removed there show once it can be listed again")
+                logger.warning("polling: cannot list \(root.path) (\(error)): items made or removed there show once it can be listed again")
             }
             return
         }

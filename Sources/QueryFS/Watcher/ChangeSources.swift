@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 
 /// How the insides of bundles are followed: one fanotify mark on BACKING's
 /// filesystem where the mount may place one, else an inotify watch per folder.
@@ -45,7 +46,7 @@ final class ChangeSources {
     /// `pollEvery`: seconds between polling rounds of every item; nil: on a
     /// network filesystem only (`BackingFilesystem`), every
     /// `ChangePoller.networkInterval` seconds; 0: never.
-    init(root: BackingDirectory, log: @escaping @Sendable (String) -> Void, pollerSettings: ChangePoller.Settings = .init(),
+    init(root: BackingDirectory, logger: Logger, pollerSettings: ChangePoller.Settings = .init(),
          notification: ChangeNotification = .automatic, pollEvery: Double? = nil,
          onPolledChange: @escaping @Sendable () -> Void) throws(SystemError)
     {
@@ -58,8 +59,8 @@ final class ChangeSources {
             settings.interval = interval
             settings.deepEvery = ChangePoller.deepRoundEvery
         }
-        watcher = try BackingWatcher(rootPath: root.path, log: log)
-        poller = try ChangePoller(root: root, settings: settings, log: log, onFound: onPolledChange)
+        watcher = try BackingWatcher(rootPath: root.path, logger: logger)
+        poller = try ChangePoller(root: root, settings: settings, logger: logger, onFound: onPolledChange)
         (mark, markRefusal) = try Self.placeMark(on: root, notification: notification)
     }
 

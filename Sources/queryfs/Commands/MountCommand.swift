@@ -83,9 +83,9 @@ struct MountCommand: ParsableCommand {
         sessionOptions.index = index.settings(for: backing)
         let logFile = logPath
         let mountLog = MountLog(path: logFile)
-        let progress = MountProgress(backing: backing, log: { message in mountLog.write(message) })
-        sessionOptions.progress = { read, total in progress.report(read: read, of: total) }
         let logger = Logger(label: "queryfs.mount") { _ in MountLogHandler(log: mountLog) }
+        let progress = MountProgress(backing: backing, logger: logger)
+        sessionOptions.progress = { read, total in progress.report(read: read, of: total) }
         let session = FuseSession(options: sessionOptions, logger: logger)
         // Under systemd (Type=notify) the unit is started only once every view is complete.
         SystemdNotify.send(["STATUS=Indexing \(backing)"])
@@ -93,7 +93,7 @@ struct MountCommand: ParsableCommand {
             try session.run {
                 if case .failed(let reason) = SystemdNotify.send(["READY=1", "STATUS=Serving \(backing) at \(mountPoint)"]) {
                     // systemd will time the unit out: the log says why.
-                    mountLog.write("warning: cannot tell systemd the mount is ready: \(reason)")
+                    logger.warning("cannot tell systemd the mount is ready: \(reason)")
                 }
                 if let readyFD {
                     // Out of the terminal's session before the parent returns: a

@@ -6,9 +6,13 @@ import Glibc
 /// Where a mount's log lines go: the `--log` file from the first line on
 /// (so what happens while the mount comes up is there too), else stderr —
 /// the terminal while `mount` waits, nothing once the daemon is detached.
-/// Under systemd (stderr is the journal's stream, `JOURNAL_STREAM`), each
-/// line carries its syslog priority (`<4>` warnings, `<6>` the rest), which
-/// journald reads, so `journalctl -p warning` finds what went wrong.
+/// Each line comes with the level its caller gave it (swift-log's
+/// `Logger`): in the file and on stderr, warnings and errors say so
+/// ("queryfs: warning: …"); under systemd (stderr is the journal's stream,
+/// `JOURNAL_STREAM`), each line carries its syslog priority instead (`<3>`
+/// errors, `<4>` warnings, `<5>` notices, `<6>` information, `<7>`
+/// debugging), which journald reads, so `journalctl -p warning` finds what
+/// went wrong.
 final class MountLog: @unchecked Sendable {
     private let fd: Int32
     private let journal: Bool
@@ -27,18 +31,38 @@ final class MountLog: @unchecked Sendable {
         return value == "\(status.st_dev):\(status.st_ino)"
     }
 
-    func write(_ message: String, level: Logger.Level? = nil) {
+    func write(_ message: String, level: Logger.Level) {
         if journal {
-            let warning = level.map { $0 >= .warning } ?? (message.hasPrefix("warning") || message.contains("cannot") || message.contains("refused"))
-            let priority = warning ? 4 : 6
-            let line = Array("<\(priority)>\(message)\n".utf8)
+            let line = Array("<\(Self.priority(of: level))>\(message)\n".utf8)
             line.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress!, $0.count) }
             return
         }
-        guard fd >= 0 else { return printError(message) }
+        let text = Self.label(of: level) + message
+        guard fd >= 0 else { return printError(text) }
         // One write per line: lines from several threads never interleave.
-        let line = Array("queryfs: \(message)\n".utf8)
+        let line = Array("queryfs: \(text)\n".utf8)
         line.withUnsafeBytes { _ = Glibc.write(fd, $0.baseAddress!, $0.count) }
+    }
+
+    /// syslog's priority for a level (what journald reads from `<N>`).
+    static func priority(of level: Logger.Level) -> Int {
+        switch level {
+        case .critical: 2
+        case .error: 3
+        case .warning: 4
+        case .notice: 5
+        case .info: 6
+        case .debug, .trace: 7
+        }
+    }
+
+    /// What a line at `level` starts with in a file or on a terminal.
+    static func label(of level: Logger.Level) -> String {
+        switch level {
+        case .critical, .error: "error: "
+        case .warning: "warning: "
+        default: ""
+        }
     }
 }
 

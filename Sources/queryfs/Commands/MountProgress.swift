@@ -1,3 +1,4 @@
+import Logging
 import QueryFS
 import Synchronization
 #if canImport(Glibc)
@@ -20,11 +21,11 @@ final class MountProgress: Sendable {
     /// Seconds of silence first (QUERYFS_PROGRESS_AFTER overrides, for tests).
     private let quietSeconds: Double
     private let backing: String
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
 
-    init(backing: String, log: @escaping @Sendable (String) -> Void) {
+    init(backing: String, logger: Logger) {
         self.backing = backing
-        self.log = log
+        self.logger = logger
         terminal = isatty(2) == 1
         quietSeconds = getenv("QUERYFS_PROGRESS_AFTER").flatMap { Double(String(cString: $0)) } ?? 1
     }
@@ -48,7 +49,7 @@ final class MountProgress: Sendable {
             let text = "\rqueryfs: \(line)\u{1B}[K" + (read >= total ? "\n" : "")
             _ = text.withCString { write(2, $0, strlen($0)) }
         } else {
-            log(line)
+            logger.info("\(line)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import QueryFS
 #if canImport(Glibc)
 import Glibc
@@ -40,7 +41,9 @@ struct WatchCommand: ParsableCommand {
             }
             let catalog: LiveCatalog
             do {
-                catalog = try LiveCatalog(backingPath: backing, viewSet: viewSet, sources: sources, log: { printError($0) })
+                // Every line to stderr (or the journal, under systemd), "warning: " and all.
+                let logger = Logger(label: "queryfs.watch") { _ in MountLogHandler(log: MountLog(path: nil)) }
+                catalog = try LiveCatalog(backingPath: backing, viewSet: viewSet, sources: sources, logger: logger)
             } catch let error as SystemError {
                 throw Failure("cannot watch \(backing): \(error.message)")
             }
