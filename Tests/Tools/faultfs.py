@@ -567,44 +567,29 @@ def make_operations(pyfuse3):
                 self.model.folder_synced(path, self.relative(path))
             self.note("fsyncdir", path)
 
-        async def mkdir(self, parent_inode, name, mode, ctx):
+        def make(self, op, parent_inode, name, ctx, action):
+            """Makes a new name (mkdir, mknod, symlink): the armed fault first,
+            then the call, owned by the caller; its entry."""
             path = self.child(parent_inode, name)
-            self.check("mkdir", path)
+            self.check(op, path)
             try:
-                os.mkdir(path, mode)
+                action(path)
                 self.own(path, ctx)
                 st = self.created(path)
             except OSError as error:
                 raise FUSEError(error.errno)
-            self.note("mkdir", path)
+            self.note(op, path)
             self.remember(path, st)
             return self.attributes(st)
+
+        async def mkdir(self, parent_inode, name, mode, ctx):
+            return self.make("mkdir", parent_inode, name, ctx, lambda path: os.mkdir(path, mode))
 
         async def mknod(self, parent_inode, name, mode, rdev, ctx):
-            path = self.child(parent_inode, name)
-            self.check("mknod", path)
-            try:
-                os.mknod(path, mode, rdev)
-                self.own(path, ctx)
-                st = self.created(path)
-            except OSError as error:
-                raise FUSEError(error.errno)
-            self.note("mknod", path)
-            self.remember(path, st)
-            return self.attributes(st)
+            return self.make("mknod", parent_inode, name, ctx, lambda path: os.mknod(path, mode, rdev))
 
         async def symlink(self, parent_inode, name, target, ctx):
-            path = self.child(parent_inode, name)
-            self.check("symlink", path)
-            try:
-                os.symlink(os.fsdecode(target), path)
-                self.own(path, ctx)
-                st = self.created(path)
-            except OSError as error:
-                raise FUSEError(error.errno)
-            self.note("symlink", path)
-            self.remember(path, st)
-            return self.attributes(st)
+            return self.make("symlink", parent_inode, name, ctx, lambda path: os.symlink(os.fsdecode(target), path))
 
         async def link(self, inode, new_parent_inode, new_name, ctx):
             path = self.path(inode)
