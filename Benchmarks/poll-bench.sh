@@ -30,7 +30,6 @@ mkdir -p "$bound"
 bindfs --no-allow-other "$corpus" "$bound"
 trap 'fusermount3 -u "$bound" 2>/dev/null || fusermount3 -u -z "$bound" || true; cleanup' EXIT
 
-daemon_pid() { pgrep -f -- "mount .* $mnt -f" | head -1; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 idle_cpu() {  # CPU seconds the daemon used over 60 idle seconds
     local pid before; pid=$(daemon_pid); before=$(cpu_ticks "$pid")

@@ -44,7 +44,7 @@ rm "$backing/.queryfs.toml"
 
 daemon_rss_mib() {  # resident memory of the daemon serving $mnt
     local pid
-    pid=$(pgrep -f -- "mount .* $mnt -f" | head -n 1)
+    pid=$(daemon_pid)
     awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status"
 }
 

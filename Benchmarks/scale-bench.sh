@@ -48,7 +48,6 @@ samples=${SAMPLES:-300}
 now_ns() { date +%s%N; }
 ms_of() { local start; start=$(now_ns); "$@" >/dev/null 2>&1 || true; echo $(( ($(now_ns) - start) / 1000000 )); }
 drop_caches() { if [ "$(id -u)" -eq 0 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi; }
-daemon_pid() { pgrep -f -- "mount .* $mnt -f" | head -1; }
 unmount() {  # and wait for the daemon to have written its index
     local pid; pid=$(daemon_pid || true)
     "$queryfs" unmount "$mnt"

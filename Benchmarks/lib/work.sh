@@ -13,3 +13,14 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+
+daemon_pid() {  # the daemon serving $mnt: a queryfs whose arguments hold -f and $mnt, in any order
+    local pid
+    for pid in $(pgrep -x queryfs); do
+        if tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "$mnt" &&
+            tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "-f"; then
+            echo "$pid"
+            return
+        fi
+    done
+}

@@ -211,8 +211,5 @@ final class CoordinationMountTests: XCTestCase {
     }
 
     /// The pid of the daemon serving this fixture's mount.
-    private func daemonPID() -> pid_t? {
-        let out = Program.run(["pgrep", "-f", "mount \(fixture.backing) \(fixture.mountPoint) -f"]).stdoutText
-        return out.split(separator: "\n").first.flatMap { pid_t($0) }
-    }
+    private func daemonPID() -> pid_t? { fixture.daemonPID() }
 }
