@@ -79,8 +79,17 @@ final class LinkWarmingMountTests: MountTestCase {
         let first = try readlinkRequests() - before
         XCTAssertLessThanOrEqual(first, Self.bundleCount + 10)
         XCTAssertGreaterThanOrEqual(first, Self.bundleCount)
+        // The kernel may drop cached symlink pages by itself between two
+        // listings (this machine runs DAMON's proactive reclaim, the likely
+        // cause: a full CI
+        // run saw 118 of 3,000 read again, 0 in runs of this test alone), so
+        // the check is of two listings in a row: the daemon invalidated
+        // nothing, and the second asks for no target.
         XCTAssertEqual(longListing("by-name").count, Self.bundleCount)
-        XCTAssertEqual(try readlinkRequests() - before, first, "a second ls -l is served from the kernel's cache")
+        let afterSecond = try readlinkRequests()
+        XCTAssertLessThanOrEqual(afterSecond - before - first, Self.bundleCount / 10, "a second ls -l read most targets again")
+        XCTAssertEqual(longListing("by-name").count, Self.bundleCount)
+        XCTAssertEqual(try readlinkRequests() - afterSecond, 0, "an ls -l right after another is served from the kernel's cache")
     }
 
     /// READLINK requests the kernel sent since the mount (the status file's `kernelRequests`).
