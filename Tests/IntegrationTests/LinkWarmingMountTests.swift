@@ -81,10 +81,9 @@ final class LinkWarmingMountTests: MountTestCase {
         XCTAssertGreaterThanOrEqual(first, Self.bundleCount)
         // The kernel may drop cached symlink pages by itself between two
         // listings (this machine runs DAMON's proactive reclaim, the likely
-        // cause: a full CI
-        // run saw 118 of 3,000 read again, 0 in runs of this test alone), so
-        // the check is of two listings in a row: the daemon invalidated
-        // nothing, and the second asks for no target.
+        // cause: a full CI run saw 118 of 3,000 read again, runs of this
+        // test alone none), so the check is of two listings in a row: the
+        // daemon invalidated nothing, and the second asks for no target.
         XCTAssertEqual(longListing("by-name").count, Self.bundleCount)
         let afterSecond = try readlinkRequests()
         XCTAssertLessThanOrEqual(afterSecond - before - first, Self.bundleCount / 10, "a second ls -l read most targets again")
