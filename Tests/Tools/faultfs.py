@@ -604,25 +604,22 @@ def make_operations(pyfuse3):
             self.remember(new, st)
             return self.attributes(st)
 
-        async def unlink(self, parent_inode, name, ctx):
+        def remove(self, op, parent_inode, name, action):
+            """Removes a name (unlink, rmdir): the armed fault first, then the call."""
             path = self.child(parent_inode, name)
-            self.check("unlink", path)
+            self.check(op, path)
             try:
-                os.unlink(path)
+                action(path)
             except OSError as error:
                 raise FUSEError(error.errno)
-            self.note("unlink", path)
+            self.note(op, path)
             self.forget_path(path)
 
+        async def unlink(self, parent_inode, name, ctx):
+            self.remove("unlink", parent_inode, name, os.unlink)
+
         async def rmdir(self, parent_inode, name, ctx):
-            path = self.child(parent_inode, name)
-            self.check("rmdir", path)
-            try:
-                os.rmdir(path)
-            except OSError as error:
-                raise FUSEError(error.errno)
-            self.note("rmdir", path)
-            self.forget_path(path)
+            self.remove("rmdir", parent_inode, name, os.rmdir)
 
         async def rename(self, parent_inode_old, name_old, parent_inode_new, name_new, flags, ctx):
             old = self.child(parent_inode_old, name_old)
