@@ -9,7 +9,7 @@ import PackageDescription
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 func target(_ name: String, _ folder: String) -> Target {
-    .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "QueryFS", package: root)], path: "Targets/\(folder)")
+    .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "QueryFSFuzzEntryPoints", package: root)], path: "Targets/\(folder)")
 }
 
 let package = Package(
@@ -17,7 +17,7 @@ let package = Package(
     dependencies: [.package(path: "..")],
     targets: [
         // What every target does with its input once parsed: the paths a real mount takes.
-        .target(name: "FuzzSupport", dependencies: [.product(name: "QueryFS", package: root)], path: "Support"),
+        .target(name: "FuzzSupport", dependencies: [.product(name: "QueryFSFuzzEntryPoints", package: root)], path: "Support"),
         target("fuzz-binary-plist", "BinaryPlist"),
         target("fuzz-xml-plist", "XMLPlist"),
         target("fuzz-json", "JSON"),

@@ -2,7 +2,9 @@
 // structure. Each stage is built on top of the last and measured as resident
 // memory after malloc_trim, so a row is what that structure adds.
 
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,7 +45,7 @@ struct MemoryBreakdown {
         do { catalog = try LiveCatalog(backingPath: backing, logger: .discarding) } catch { fail("\(error)") }
         note("a live catalog (the mount's): a second scan and index, the watcher, item stamps")
         let filesystem: QueryFilesystem
-        do { filesystem = try QueryFilesystem(catalog: catalog, linkStyle: .relative) } catch { fail("\(error)") }
+        do { filesystem = try QueryFilesystem(catalog: catalog) } catch { fail("\(error)") }
         note("filesystem tables: view folders, item serials, latest records")
         let count = max(items.count, 1)
         let references = index.views.reduce(0) { $0 + $1.count }

@@ -14,7 +14,9 @@
 // warm). Also reports the peak memory above the process's baseline.
 
 import Logging
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,7 +80,7 @@ if arguments.first == "mount-phases", arguments.count >= 2 {
     do { catalog = try LiveCatalog(backingPath: arguments[1], logger: Logger(label: "queryfs-bench", factory: { StreamLogHandler.standardOutput(label: $0) })) } catch { fail("\(error)") }
     print("live catalog (scan + watches + index): \(format(now() - start, 3)) s")
     start = now()
-    do { _ = try QueryFilesystem(catalog: catalog, linkStyle: .relative) } catch { fail("\(error)") }
+    do { _ = try QueryFilesystem(catalog: catalog) } catch { fail("\(error)") }
     print("filesystem tables: \(format(now() - start, 3)) s")
     exit(0)
 }

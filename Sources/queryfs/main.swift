@@ -1,5 +1,7 @@
 import ArgumentParser
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -77,7 +77,7 @@ final class ConnectionGuardMountTests: MountTestCase {
         for signal in [SIGUSR1, SIGINT, SIGHUP, SIGUSR1] {
             XCTAssertEqual(kill(guardPID, signal), 0)
         }
-        usleep(300_000)
+        XCTAssertTrue(eventually { ProcessSignals.hasNoPendingSignals(guardPID) }, "the guard never took its signals")
         XCTAssertEqual(Self.livingThreads(of: guardPID), 1)
         XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, Self.bundleCount)
         XCTAssertEqual(guardProcess(), guardPID)

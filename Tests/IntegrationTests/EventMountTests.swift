@@ -137,8 +137,8 @@ final class EventMountTests: MountTestCase {
         let folder = fixture.mounted("by-name")
         let pid = Program.spawn(["gio", "monitor", folder], stdout: scratch + "/out", stderr: scratch + "/err")
         defer { kill(pid, SIGTERM); _ = Program.wait(pid, timeout: 5) }
-        // gio monitor prints nothing when ready: give it time to set its watch.
-        usleep(700_000)
+        // gio monitor prints nothing when ready: it is once its inotify watch is set.
+        XCTAssertTrue(eventually(timeout: 10) { ProcessSignals.inotifyWatches(of: pid) > 0 }, "gio monitor set no watch")
         addBundle("n.hpwebsite", title: "Aaron", tags: ["swift"])
         let output = { (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? "" }
         XCTAssertTrue(eventually { output().contains("0001 Aaron.hpwebsite: created") }, output())

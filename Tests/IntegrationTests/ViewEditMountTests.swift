@@ -46,6 +46,14 @@ final class ViewEditMountTests: MountTestCase {
         (RawFiles.list(fixture.mounted(view)) ?? []).map(\.text).first { RawFiles.linkTarget(fixture.mounted("\(view)/\($0)"))?.hasSuffix("/" + item) == true }
     }
 
+    /// Whether another holds the item lock of `path` (SPEC §5): a probe with its own open file description.
+    private static func isLocked(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_SH | LOCK_NB) != 0 && Glibc.errno == EWOULDBLOCK
+    }
+
     private func plist(_ item: String) throws -> [String: Any] {
         let data = try XCTUnwrap(FileManager.default.contents(atPath: fixture.backed("\(item)/payload.plist")))
         return try XCTUnwrap(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
@@ -215,13 +223,13 @@ final class ViewEditMountTests: MountTestCase {
         try mount(["--lock-timeout", "1"])
         // Held 0.4 s by flock(1): the edit waits, then succeeds.
         let holder = Program.spawn(["flock", fixture.backed("c.hpwebsite"), "-c", "sleep 0.4"], stdout: "/dev/null", stderr: "/dev/null")
-        usleep(100_000)
+        XCTAssertTrue(eventually { Self.isLocked(self.fixture.backed("c.hpwebsite")) }, "flock(1) never took the lock")
         XCTAssertEqual(errno { symlink("../../bundles/c.hpwebsite", fixture.mounted("tag/t/x")) }, 0)
         _ = Program.wait(holder)
         XCTAssertEqual(try plist("c.hpwebsite")["tags"] as? [String], ["t"])
         // Held longer than --lock-timeout: EBUSY, and the payload is as the holder left it.
         let longer = Program.spawn(["flock", fixture.backed("c.hpwebsite"), "-c", "sleep 3"], stdout: "/dev/null", stderr: "/dev/null")
-        usleep(100_000)
+        XCTAssertTrue(eventually { Self.isLocked(self.fixture.backed("c.hpwebsite")) }, "flock(1) never took the lock")
         XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite", fixture.mounted("archived/x")) }, EBUSY)
         XCTAssertEqual(try plist("c.hpwebsite")["isArchived"] as? Bool, false)
         _ = Program.wait(longer)

@@ -1,6 +1,9 @@
 import Foundation
+import Synchronization
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,6 +55,14 @@ final class ChangePollerTests: FixtureTestCase {
         XCTAssertNil(try stamp("a.b"), "gone")
     }
 
+    /// Waits until two rounds have started and ended after now: whatever
+    /// was asked of the poller before has been looked at whole (a signal,
+    /// where a sleep of a few intervals only hoped so).
+    static func twoRoundsPass(_ poller: ChangePoller) -> Bool {
+        let start = poller.completedRounds.load(ordering: .acquiring)
+        return eventually(timeout: 5) { poller.completedRounds.load(ordering: .acquiring) >= start + 2 }
+    }
+
     func testThePollerFindsChangesToPolledItemsTheListingAndFiles() throws {
         hipstapaper("a.b", title: "A")
         hipstapaper("b.b", title: "B")
@@ -70,7 +81,7 @@ final class ChangePollerTests: FixtureTestCase {
         }
         poller.pollListing(knownNames: [ItemName("a.b"), ItemName("b.b")])
         poller.pollFile(path(".config.toml"))
-        usleep(300_000)
+        XCTAssertTrue(Self.twoRoundsPass(poller), "the poller never went round")
         XCTAssertTrue(poller.takeFound().isEmpty, "nothing changed yet")
 
         var found = ChangePoller.Found()
@@ -149,7 +160,7 @@ final class UnsettledPollingTests: FixtureTestCase {
         XCTAssertTrue(eventually(timeout: 2) { poller.takeFound().items.contains(ItemName("a.b")) })
         // Read again (settled now): not reported any more.
         poller.poll(ItemName("a.b"), stamp: Scanner().stamp(named: ItemName("a.b"), in: root.fd), settled: true)
-        usleep(300_000)
+        XCTAssertTrue(ChangePollerTests.twoRoundsPass(poller), "the poller never went round")
         XCTAssertTrue(poller.takeFound().isEmpty)
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// `queryfs ls`, `views` and `status` end to end (SPEC §4, issue 2): the
 /// built binary run as a user runs it.

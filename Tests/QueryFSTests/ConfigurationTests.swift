@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// `.queryfs.toml`: TOML 1.0 as TOMLKit reads it, and the configuration
 /// it holds, with every error at its file, line and column.

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// Which names and payloads are conflict copies, and of what (`conflicts/`).
 final class ConflictPatternTests: XCTestCase {

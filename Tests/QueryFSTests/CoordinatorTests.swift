@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 final class CoordinatorTests: XCTestCase {
     func testWriteReadTransformAndReplace() throws {

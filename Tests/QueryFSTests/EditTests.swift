@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -274,7 +276,7 @@ final class EditTests: FixtureTestCase {
     // MARK: Views and edits
 
     func testWhatJoiningAndLeavingAViewMeans() throws {
-        func query(_ text: String) throws -> QueryFS.Predicate { try Query(parsing: text, now: .now).filter }
+        func query(_ text: String) throws -> QueryFSEngine.Predicate { try Query(parsing: text, now: .now).filter }
         let tagNamed: (String) -> String = { $0 }
         XCTAssertEqual(ViewMembership.join(ViewDefinition.tag(folder: "t").filter, tagNamed: tagNamed), .edits([.addTag("t")]))
         XCTAssertEqual(ViewMembership.leave(ViewDefinition.tag(folder: "t").filter), .edits([.removeTagFolder("t")]))

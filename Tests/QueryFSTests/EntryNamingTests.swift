@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// SPEC §3 "Entries of a view": `<rank> <title>.<ext>`, sanitizing, rank
 /// width, the 255-byte cut.

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The event replay's operations (issue 15): applied in order to the old
 /// listing they give the new one, and none is refused on the way — no

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The git-sync case without a mount: a backing directory that is a git
 /// work tree, checked out commit by commit, oldest first; after each

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// SPEC §1 `name` and `ext`, and the title that falls back to the name.
 final class ItemNameTests: XCTestCase {

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// A record keeps an item's fields packed (issue 17's memory): what it
 /// rebuilds must be the item it was made from, for any fields.

@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The live catalog with real inotify and real flock (no mount).
 final class LiveCatalogTests: XCTestCase {
@@ -86,9 +88,9 @@ final class LiveCatalogTests: XCTestCase {
         let lock = try ItemLock(path: "\(backing.path)/item.hpwebsite")
         try lock.lock(.exclusive, timeout: 1)
         backing.write("\(backing.path)/item.hpwebsite/payload.plist", TemporaryBacking.plist(title: "Half way", tags: ["old"]))
-        usleep(200_000)
+        // The watcher has seen the change and waits for the lock (a signal, not a sleep).
+        XCTAssertTrue(eventually { catalog.itemsWaitingForTheirLock.contains(ItemName("item.hpwebsite")) })
         backing.write("\(backing.path)/item.hpwebsite/payload.plist", TemporaryBacking.plist(title: "New title", tags: ["new"]))
-        usleep(200_000)
         XCTAssertEqual(seen.withLock { $0 }, [], "nothing may show while the writer holds the lock")
         lock.unlock()
         XCTAssertTrue(eventually { seen.withLock { $0 } == ["New title"] }, "\(seen.withLock { $0 })")

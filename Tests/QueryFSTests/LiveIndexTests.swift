@@ -1,6 +1,8 @@
 import XCTest
 import QueryFSTestSupport
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// Property tests of the live index: after any batch of changes every view
 /// equals a fresh evaluation, and each reported diff turns the old listing

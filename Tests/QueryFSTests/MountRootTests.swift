@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The mount the daemon acts on is found in /proc/self/mountinfo only when
 /// it is plainly its own: the newest mount at the path, a queryfs mount,

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// Which mounts of a backing directory `queryfs ls BACKING` and `status
 /// BACKING` may read instead of it: those the caller or root made (the

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// Issue 17: sweeps of one folder queued while one is pending are merged
 /// into it, and the merged sweep still drops every name the kernel may hold

@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// SPEC §2 "Natural order" of titles, and the `by-name` view built on it.
 final class NaturalOrderTests: XCTestCase {

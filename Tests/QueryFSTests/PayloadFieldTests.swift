@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// Item fields from payloads (SPEC §1): `title` over `webTitle`, `archived`
 /// over `isArchived`, `url` over `webLocation.relative`, `tags`; wrong-typed

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The payload parsers (SPEC §1 "payload"): XML property lists, binary
 /// property lists and JSON, into `PayloadValue`.

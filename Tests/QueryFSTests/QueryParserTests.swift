@@ -1,9 +1,11 @@
 import XCTest
 import QueryFSTestSupport
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// Foundation has a `Predicate` too.
-private typealias Filter = QueryFS.Predicate
+private typealias Filter = QueryFSEngine.Predicate
 
 /// The query language: every construct, precedence, errors with their
 /// column, and the compact and long forms agreeing.

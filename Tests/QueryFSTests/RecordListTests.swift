@@ -1,6 +1,8 @@
 import XCTest
 import QueryFSTestSupport
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The chunked record list behaves as an array, and snapshots taken along
 /// the way never change.

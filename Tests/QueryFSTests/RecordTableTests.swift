@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// The live index's table of records by name (issue 17's memory) behaves
 /// as the Dictionary it replaced, through growth, removal and copies.

@@ -1,7 +1,9 @@
 import CSystemShims
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif

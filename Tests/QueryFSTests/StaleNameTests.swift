@@ -1,5 +1,7 @@
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// A name whose rank went stale (rm -r working through the names it read,
 /// a file manager one change behind) means the entry of that title and

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// SPEC §2 `tag/<tag>/`: one folder per tag in use, named as a sanitized
 /// title; case-sensitive; empty, `.` and `..` have none; tags that sanitize

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// A temporary backing directory for tests, removed when the test ends.
 final class TemporaryBacking {

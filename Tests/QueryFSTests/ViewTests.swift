@@ -1,6 +1,8 @@
 import XCTest
 import QueryFSTestSupport
-@testable import QueryFS
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+@testable import QueryFSMount
 
 /// SPEC §2 built-in views (filters and orders, ties by name bytes, empty
 /// views) and §3 entries (ranks, targets).

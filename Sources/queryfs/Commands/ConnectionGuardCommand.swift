@@ -1,5 +1,7 @@
 import ArgumentParser
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 
 /// `queryfs connection-guard --daemon PID`: started by a mounted daemon, never
 /// by hand (see `ConnectionGuard`): aborts the mount's FUSE connection once

@@ -1,5 +1,7 @@
 import ArgumentParser
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 
 /// What every edit command takes: BACKING, the configuration (its field
 /// aliases say which payload keys to edit) and how long to wait for a lock.

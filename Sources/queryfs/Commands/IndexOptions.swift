@@ -1,5 +1,7 @@
 import ArgumentParser
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 
 /// Where BACKING's index file is and how far to trust it: shared by
 /// `mount`, `ls`, `views` and `status`.

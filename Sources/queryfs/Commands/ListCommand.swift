@@ -1,5 +1,7 @@
 import ArgumentParser
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 
 /// `queryfs ls BACKING VIEW`: the entries a mount would show, in order.
 struct ListCommand: ParsableCommand {

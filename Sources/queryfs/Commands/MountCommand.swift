@@ -1,6 +1,8 @@
 import ArgumentParser
 import Logging
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif

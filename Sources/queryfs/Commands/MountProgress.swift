@@ -1,5 +1,7 @@
 import Logging
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 import Synchronization
 #if canImport(Glibc)
 import Glibc

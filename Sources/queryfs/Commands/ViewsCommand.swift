@@ -1,5 +1,7 @@
 import ArgumentParser
-import QueryFS
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 
 /// `queryfs views BACKING`: every view path with its count.
 struct ViewsCommand: ParsableCommand {

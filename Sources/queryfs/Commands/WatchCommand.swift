@@ -1,6 +1,10 @@
 import ArgumentParser
-import Logging
+import Dispatch
 import QueryFS
+import Logging
+import QueryFSEngine
+import QueryFSCollection
+import QueryFSMount
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,43 +24,29 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let (backing, viewPath) = try resolve()
-            var components = viewPath.split(separator: "/").map(String.init)
-            let isTagPath = components.count == 2 && components[0] == ViewDefinition.tagFolder
-            let isBuiltIn = ViewDefinition.builtIn.contains { $0.path == components }
-            // Anything else is a query, watched as a view of its own.
-            var viewSet = ViewSet()
-            var sources = FieldSources()
-            if !isTagPath && !isBuiltIn {
-                // MOUNTPOINT/query/<query> names its query after the folder.
-                let text = components.count == 2 && components[0] == ViewDefinition.queryFolder ? components[1] : viewPath
-                let query: Query
-                do {
-                    query = try Query(parsing: text, now: .now)
-                } catch {
-                    throw Failure("no view '\(viewPath)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
-                }
-                components = [ViewDefinition.queryFolder, text]
-                viewSet.fixed.append(query.view(at: components))
-                sources.extraKeyPaths = query.payloadKeyPaths
-            }
-            let catalog: LiveCatalog
+            let collection: ItemCollection
             do {
                 // Every line to stderr (or the journal, under systemd), "warning: " and all.
                 let logger = Logger(label: "queryfs.watch") { _ in MountLogHandler(log: MountLog(path: nil)) }
-                catalog = try LiveCatalog(backingPath: backing, viewSet: viewSet, sources: sources, logger: logger)
-            } catch let error as SystemError {
-                throw Failure("cannot watch \(backing): \(error.message)")
+                collection = try ItemCollection(at: backing, view: viewPath, logger: logger)
+            } catch CollectionError.invalidView(let why) {
+                throw Failure("\(why) in \(backing) (`queryfs views \(backing)` lists the views)")
+            } catch {
+                throw Failure("cannot watch \(backing): \(error)")
             }
-            let watched = components
-            catalog.subscribe { update in
-                for change in update.changes where change.path == watched {
+            // The library's change sequence, printed as it comes; the first
+            // change (the view as it is) is not a change to print.
+            let ended = DispatchSemaphore(value: 0)
+            Task {
+                for await change in collection.changes {
+                    guard let change = change.viewChange else { continue }
                     var output = StandardOutput()
                     output.line(change.jsonLine)
                     output.flush()
                 }
+                ended.signal()
             }
-            catalog.start()
-            while true { pause() }
+            ended.wait()
         }
     }
 

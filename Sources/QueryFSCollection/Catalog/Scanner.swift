@@ -1,0 +1,359 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import QueryFSEngine
+
+/// Reads items from a backing directory (SPEC §1) with plain system calls:
+/// per item one statx, and for a bundle a walk of its tree (statx each
+/// entry) plus one read of its payload. Nothing else is read.
+package struct Scanner: Sendable {
+    package var sources: FieldSources {
+        // A reloaded configuration sets new sources: the scan must use them.
+        didSet { paths = sources.splitPaths }
+    }
+    private(set) var paths: FieldSources.SplitPaths
+    /// Largest payload read; a larger one is reported and ignored.
+    package var payloadLimit = 16 << 20
+    /// Deepest folder level walked inside a bundle.
+    static let maximumBundleDepth = 64
+
+    /// Read each item only under its shared lock (SPEC §5): an item whose
+    /// lock a writer holds is reported as `.locked` instead of half-read.
+    package var respectsLocks = false
+
+    package init(sources: FieldSources = FieldSources()) {
+        self.sources = sources
+        self.paths = sources.splitPaths
+    }
+
+    /// Every item of the directory at `path`. Items are read in parallel on
+    /// `threads` threads; their order in the result is unspecified.
+    package func scan(directory path: String, threads: Int = Scanner.defaultThreads) throws(SystemError) -> [Item] {
+        let root = try BackingDirectory(path: path)
+        return try scan(root, threads: threads)
+    }
+
+    package func scan(_ root: BackingDirectory, threads: Int = Scanner.defaultThreads) throws(SystemError) -> [Item] {
+        let names = try root.itemNames()
+        // Vanished entries leave a nameless placeholder, removed in place: no
+        // second array of 100,000 items at the peak.
+        var items = parallelMap(names, threads: threads) { name in
+            scanItem(named: name, in: root.fd) ?? Item(name: ItemName([]), kind: .file)
+        }
+        items.removeAll { $0.name.bytes.isEmpty }
+        return items
+    }
+
+    package static var defaultThreads: Int { max(1, min(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 8)) }
+
+    /// The outcome of reading one item.
+    package enum ItemScan: Sendable {
+        case item(Item)
+        case gone
+        /// A writer holds the item's exclusive lock (only with `respectsLocks`).
+        case locked
+    }
+
+    /// Re-reads one item; nil when it no longer exists (or became hidden).
+    /// With `respectsLocks`, a locked item reads as nil too: use `readItem(named:in:)`.
+    package func scanItem(named name: ItemName, in rootFD: Int32) -> Item? {
+        if case .item(let item) = scan(named: name, in: rootFD) { return item }
+        return nil
+    }
+
+    /// Reads one item, telling a vanished item from a locked one.
+    package func scan(named name: ItemName, in rootFD: Int32) -> ItemScan {
+        read(named: name, in: rootFD).scan
+    }
+
+    /// One item read, with what watching and polling it needs.
+    package struct ItemRead: Sendable {
+        package var scan: ItemScan
+        /// The folders inside a bundle, relative to it (the watcher watches
+        /// them without listing the bundle again).
+        package var directories: [[UInt8]] = []
+        /// The item's stamp as this read saw it (nil when it is gone or locked).
+        package var stamp: ItemStamp?
+        /// When the read started, in nanoseconds since 1970.
+        package var started: Int64 = 0
+
+        /// The stamp an index may keep for what this read saw (0: none).
+        package var settledStamp: UInt64 { stamp?.settledValue(readStart: started) ?? 0 }
+    }
+
+    /// Reads one item, with its folders and stamp.
+    package func read(named name: ItemName, in rootFD: Int32) -> ItemRead {
+        guard !name.isHidden else { return ItemRead(scan: .gone) }
+        let started = realtimeNanoseconds()
+        let raw = readItem(named: name, in: rootFD)
+        switch raw {
+        case .bundle(_, let walk):
+            return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp, started: started)
+        case .file(let status, _):
+            var stamp = ItemStamp()
+            stamp.add(name: [], status: status)
+            return ItemRead(scan: itemScan(name, raw), stamp: stamp, started: started)
+        default: return ItemRead(scan: itemScan(name, raw))
+        }
+    }
+
+    /// The stamp of an item from stats alone (no payload, no lock, no
+    /// attribute read), nil when it is gone: what polling costs per item.
+    package func stamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
+        name.bytes.withCString { cName -> ItemStamp? in
+            guard let status = try? FileStatus(cName, in: rootFD) else { return nil }
+            guard status.isDirectory else {
+                var stamp = ItemStamp()
+                stamp.add(name: [], status: status)
+                return stamp
+            }
+            var walk = BundleWalk(modified: status.modified, scanner: self, statsOnly: true)
+            walk.stamp.add(name: [], status: status)
+            walk.walkBundle(cName, in: rootFD)
+            return walk.stamp
+        }
+    }
+
+    /// What a quick polling round compares (nil when the item is gone): a
+    /// bundle's payload, a plain file itself — one stat (two for a bundle
+    /// whose payload is JSON), no listing: over a network filesystem each
+    /// stat is a round trip, and a round of 100,000 items must stay cheap.
+    /// It moves when a payload is saved, by rename or in place; items made,
+    /// removed or renamed show in BACKING's listing; other files inside a
+    /// bundle and attribute tags on its folder wait for the full round.
+    package func quickStamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
+        var stamp = ItemStamp()
+        for fileName in FieldSources.payloadFileNames {
+            let path = name.bytes + [UInt8(ascii: "/")] + Array(fileName.utf8)
+            guard let payload = path.withCString({ try? FileStatus($0, in: rootFD) }) else { continue }
+            stamp.add(name: Array(fileName.utf8), status: payload)
+            return stamp
+        }
+        // No payload: a plain file, a bundle without one, or gone.
+        guard let status = name.bytes.withCString({ try? FileStatus($0, in: rootFD) }) else { return nil }
+        stamp.add(name: [], status: status)
+        return stamp
+    }
+
+    private func itemScan(_ name: ItemName, _ raw: RawItem) -> ItemScan {
+        switch raw {
+        case .vanished:
+            return .gone
+        case .locked:
+            return .locked
+        case .unreadable(let error):
+            return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
+        case .file(let status, let attribute):
+            let (tags, tagProblem) = TagLimit.capped(attribute.tags)
+            return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size,
+                              problems: [attribute.problem, tagProblem].compactMap { $0 }).withConflict(conflict(of: name, markers: false)))
+        case .bundle(let status, let walk):
+            var fields = PayloadFields()
+            var problems = walk.problems
+            if let (fileName, bytes) = walk.payload {
+                fields = decode(payloadBytes: bytes, fileName: fileName)
+                problems += fields.problems.map { "\(fileName): \($0)" }
+            } else if walk.problems.isEmpty {
+                problems.append("no payload (\(FieldSources.payloadFileNames.joined(separator: " or ")))")
+            }
+            let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: walk.attributeTags))
+            if let tagProblem { problems.append(tagProblem) }
+            let markers = walk.payload.map { sources.conflicts.hasGitMarkers($0.bytes) } ?? false
+            return .item(Item(
+                name: name, kind: .bundle, title: fields.title, archived: fields.archived,
+                tags: tags,
+                url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
+                payloadValues: fields.payloadValues, problems: problems).withConflict(conflict(of: name, markers: markers)))
+        }
+    }
+
+    /// A sync tool's copy by its name, else a payload with git markers;
+    /// numbered copies need the other names (`ConflictPatterns.markNumberedCopies`).
+    private func conflict(of name: ItemName, markers: Bool) -> (kind: ConflictKind, original: ItemName)? {
+        if let original = sources.conflicts.originalOfSyncCopy(name) { return (.syncCopy, original) }
+        return markers ? (.gitMarkers, name) : nil
+    }
+
+    /// The item a bundle holding only this payload reads as: its fields,
+    /// and the problems the payload has (fuzzing and tools start here).
+    package func item(named name: ItemName, payload bytes: [UInt8], fileName: String) -> Item {
+        let fields = decode(payloadBytes: bytes, fileName: fileName)
+        let (tags, tagProblem) = TagLimit.capped(fields.tags)
+        return Item(name: name, kind: .bundle, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
+                    size: UInt64(bytes.count), payloadValues: fields.payloadValues,
+                    problems: fields.problems.map { "\(fileName): \($0)" } + [tagProblem].compactMap { $0 })
+            .withConflict(conflict(of: name, markers: sources.conflicts.hasGitMarkers(bytes)))
+    }
+
+    /// The I/O floor of a scan: the same directory walked with the same
+    /// statx/open/getdents/read calls, parsing nothing and building no items.
+    /// Benchmarks compare `scan` against it. Returns how many items it saw.
+    package func walkWithoutParsing(_ root: BackingDirectory, threads: Int = Scanner.defaultThreads) throws(SystemError) -> Int {
+        let names = try root.itemNames()
+        return parallelMap(names, threads: threads) { name -> Bool in
+            if case .vanished = readItem(named: name, in: root.fd) { return false }
+            return true
+        }.count { $0 }
+    }
+
+    /// What the file system says of one item, payload bytes included.
+    enum RawItem {
+        case vanished
+        case locked
+        case unreadable(SystemError)
+        case file(FileStatus, attributeTags: (tags: [String], problem: String?))
+        case bundle(FileStatus, BundleWalk)
+    }
+
+    func readItem(named name: ItemName, in rootFD: Int32) -> RawItem {
+        name.bytes.withCString { cName -> RawItem in
+            let status: FileStatus
+            do {
+                status = try FileStatus(cName, in: rootFD)
+            } catch let error as SystemError {
+                return error.errno == ENOENT ? .vanished : .unreadable(error)
+            } catch {
+                return .vanished
+            }
+            guard status.isDirectory else {
+                // Only regular files are opened to see their lock: opening a
+                // device can act on it (a tape rewinds), and FIFOs hold no data.
+                if respectsLocks, status.isRegularFile, Self.isLockedForReading(cName, in: rootFD) { return .locked }
+                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName))
+            }
+            var walk = BundleWalk(modified: status.modified, scanner: self)
+            walk.stamp.add(name: [], status: status)
+            walk.walkBundle(cName, in: rootFD)
+            return walk.locked ? .locked : .bundle(status, walk)
+        }
+    }
+
+    private func decode(payloadBytes: [UInt8], fileName: String) -> PayloadFields {
+        do {
+            let payload = try PayloadDecoder.decode(payloadBytes, fileName: fileName)
+            return PayloadFields(payload: payload, paths: paths)
+        } catch {
+            var fields = PayloadFields()
+            fields.problems.append("malformed: \(error)")
+            return fields
+        }
+    }
+
+    /// Whether a writer holds the exclusive lock of the plain file `name`.
+    static func isLockedForReading(_ name: UnsafePointer<CChar>, in dirfd: Int32) -> Bool {
+        let fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+}
+
+/// The walk of one bundle's tree: latest mtime, total size of regular files,
+/// and the payload's bytes.
+struct BundleWalk {
+    var modified: Timestamp
+    let scanner: Scanner
+    var size: UInt64 = 0
+    var payload: (fileName: String, bytes: [UInt8])?
+    var problems: [String] = []
+    /// The bundle's exclusive lock is held by a writer: nothing was read.
+    var locked = false
+    /// Tags from the bundle folder's `user.xdg.tags` attribute.
+    var attributeTags: [String] = []
+    /// Folders inside the bundle, as paths relative to it.
+    var subdirectories: [[UInt8]] = []
+    /// Every folder and file seen, for polling (`ItemStamp`).
+    var stamp = ItemStamp()
+    /// Only stat (the poller's walk): no lock, attribute or payload read.
+    let statsOnly: Bool
+
+    init(modified: Timestamp, scanner: Scanner, statsOnly: Bool = false) {
+        self.modified = modified
+        self.scanner = scanner
+        self.statsOnly = statsOnly
+    }
+
+    mutating func walkBundle(_ name: UnsafePointer<CChar>, in parentFD: Int32) {
+        walk(name, in: parentFD, depth: 0, path: [])
+    }
+
+    /// `path`: the folder's path inside the bundle, as bytes (names need not be UTF-8).
+    private mutating func walk(_ name: UnsafePointer<CChar>, in parentFD: Int32, depth: Int, path: [UInt8]) {
+        let shown = path.isEmpty ? "bundle" : String(decoding: path, as: UTF8.self)
+        let openedFD = DirectoryReader.openDirectory(name, in: parentFD)
+        guard openedFD >= 0, let stream = fdopendir(openedFD) else {
+            let error = SystemError.current("open")
+            if openedFD >= 0 { close(openedFD) }
+            problems.append("cannot open \(shown): \(error.message)")
+            return
+        }
+        defer { closedir(stream) }  // also drops the shared lock below
+        let fd = dirfd(stream)
+        // The bundle's lock is flock on the bundle directory itself: this very
+        // descriptor. A writer holding it exclusively means: read nothing now.
+        if depth == 0, !statsOnly, scanner.respectsLocks, flock(fd, LOCK_SH | LOCK_NB) != 0, errno == EWOULDBLOCK {
+            locked = true
+            return
+        }
+        if depth == 0, !statsOnly {
+            let attribute = ExtendedAttributeTags.read(fd: fd)
+            attributeTags = attribute.tags
+            if let problem = attribute.problem { problems.append(problem) }
+        }
+        let entries: [DirectoryEntry]
+        do {
+            entries = try DirectoryReader.readEntries(stream)
+        } catch {
+            problems.append("cannot list \(shown): \(error.message)")
+            return
+        }
+        var payloadCandidates: [(String, [UInt8], Int)] = []
+        for entry in entries {
+            entry.name.withCString { cChild in
+                guard let status = try? FileStatus(cChild, in: fd) else { return }  // vanished meanwhile
+                let childPath = path.isEmpty ? entry.name : path + [UInt8(ascii: "/")] + entry.name
+                stamp.add(name: childPath, status: status)
+                if status.modified > modified { modified = status.modified }
+                if status.isRegularFile {
+                    size &+= status.size
+                    if depth == 0, let fileName = FieldSources.payloadFileNames.first(where: { Array($0.utf8) == entry.name }) {
+                        payloadCandidates.append((fileName, entry.name, Int(clamping: status.size)))
+                    }
+                } else if status.isDirectory, depth + 1 < Scanner.maximumBundleDepth {
+                    subdirectories.append(childPath)
+                    walk(cChild, in: fd, depth: depth + 1, path: childPath)
+                }
+            }
+        }
+        guard depth == 0, !statsOnly else { return }
+        // payload.plist wins over payload.json when both exist.
+        let preferred = payloadCandidates.min { a, b in
+            FieldSources.payloadFileNames.firstIndex(of: a.0)! < FieldSources.payloadFileNames.firstIndex(of: b.0)!
+        }
+        if let (fileName, nameBytes, expectedSize) = preferred {
+            if expectedSize > scanner.payloadLimit {
+                problems.append("\(fileName) is larger than \(scanner.payloadLimit) bytes; ignored")
+                return
+            }
+            let result = nameBytes.withCString { cName in
+                Result { () throws(SystemError) in
+                    try DirectoryReader.readFile(cName, in: fd, expectedSize: expectedSize, limit: scanner.payloadLimit)
+                }
+            }
+            switch result {
+            case .success(let bytes): payload = (fileName, bytes)
+            case .failure(let error): problems.append("cannot read \(fileName): \(error.message)")
+            }
+        }
+    }
+}
+
+fileprivate extension Item {
+    /// The item marked as a conflict copy (`Scanner`'s name and payload tests).
+    func withConflict(_ conflict: (kind: ConflictKind, original: ItemName)?) -> Item {
+        var item = self
+        item.setConflict(conflict?.kind, of: conflict?.original)
+        return item
+    }
+}

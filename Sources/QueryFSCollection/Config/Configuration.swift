@@ -1,0 +1,279 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TOMLKit
+import QueryFSEngine
+
+/// `BACKING/.queryfs.toml`: views defined by the user (path → query), field
+/// aliases (which payload keys feed `title`, `archived`, `tags`, `url`) and
+/// ignore patterns (item names that are not items). Every error names the
+/// file, line and column.
+///
+///     ignore = ["*.tmp", "Drafts*"]
+///     queries = ["tag:swift -archived"]     # saved query/ folders (mkdir/rmdir there)
+///
+///     [fields]
+///     title = ["title", "webTitle"]
+///     tags = ["tags", "keywords"]
+///
+///     [views]
+///     "reading/today" = "tag:today -archived"
+///     swift = "tag:swift sort:title"
+///
+///     [conflicts]                          # what conflicts/ lists (ConflictPatterns)
+///     markers = [".sync-conflict-", "conflicted copy", "_conflict-"]
+///     numbered-copies = true               # X 2.ext, X (1).ext beside X.ext
+///     git-markers = true
+package struct Configuration: Equatable, Sendable {
+    package static let fileName = ".queryfs.toml"
+
+    package struct View: Equatable, Sendable {
+        package let path: [String]
+        package var query: Query
+        /// As written, to be read again with a later now (relative ages).
+        package let text: String
+    }
+
+    /// The same configuration with its relative ages counted from `now`
+    /// (the texts parsed when it was loaded parse again).
+    package func countingAges(from now: Timestamp) -> Configuration {
+        var copy = self
+        for index in copy.views.indices where copy.views[index].query.shortestAge != nil {
+            if let query = try? Query(parsing: copy.views[index].text, now: now) { copy.views[index].query = query }
+        }
+        return copy
+    }
+
+    package var views: [View] = []
+    package var sources = FieldSources()
+    package var ignore: [String] = []
+    /// Queries saved as `query/<query>/` folders (`mkdir` there adds one).
+    package var savedQueries: [String] = []
+
+    package init() {}
+
+    /// Folder names a configured view may not take: the mount's own.
+    package static let reservedNames: Set<String> = Set(ViewDefinition.builtIn.map { $0.path[0] })
+        .union(["bundles", ViewDefinition.tagFolder, ViewDefinition.queryFolder])
+
+    package init(parsing text: String, file: String, now: Timestamp) throws(ConfigurationError) {
+        let (table, layout) = try Self.parseTOML(text, file: file)
+        func fail(_ message: String, at path: [String], column: Int? = nil) -> ConfigurationError {
+            let place = layout.place(of: path)
+            return ConfigurationError(file: file, line: place?.line ?? 1, column: column ?? place?.column ?? 1, message: message)
+        }
+        /// Where the value of `path` starts (for errors inside a string).
+        func valueColumn(of path: [String]) -> Int { layout.key(path)?.valuePlace.column ?? 1 }
+        // In the order written, so the first mistake is the one reported.
+        let topLevel = table.keys.sorted { layout.order(of: [$0]) < layout.order(of: [$1]) }
+        for key in topLevel {
+            let value = table[key]
+            switch key {
+            case "ignore":
+                ignore = try Self.strings(value, named: key) { fail($0, at: [key]) }
+            case "queries":
+                savedQueries = try Self.strings(value, named: key) { fail($0, at: [key]) }
+                for text in savedQueries {
+                    do {
+                        _ = try Query(parsing: text, now: now)
+                    } catch {
+                        throw fail("saved query '\(text)': \(error.message)", at: [key], column: valueColumn(of: [key]))
+                    }
+                }
+            case "views", "fields", "conflicts":
+                guard value?.table != nil else { throw fail("'\(key)' is a table: [\(key)]", at: [key]) }
+            default:
+                if value?.table != nil, layout.header([key]) != nil {
+                    throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
+                }
+                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields], [conflicts])", at: [key], column: 1)
+            }
+        }
+        if let fields = table["fields"]?.table {
+            for key in fields.keys.sorted(by: { layout.order(of: ["fields", $0]) < layout.order(of: ["fields", $1]) }) {
+                let keys = try Self.strings(fields[key], named: key) { fail($0, at: ["fields", key]) }
+                switch key {
+                case "title": sources.title = keys
+                case "archived": sources.archived = keys
+                case "tags": sources.tags = keys
+                case "url": sources.url = keys
+                default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url)", at: ["fields", key], column: 1)
+                }
+            }
+        }
+        if let conflicts = table["conflicts"]?.table {
+            for key in conflicts.keys.sorted(by: { layout.order(of: ["conflicts", $0]) < layout.order(of: ["conflicts", $1]) }) {
+                let place = ["conflicts", key]
+                switch key {
+                case "markers":
+                    let markers = try Self.strings(conflicts[key], named: key) { fail($0, at: place) }
+                    if let bad = markers.first(where: { $0.isEmpty || $0.contains("/") }) {
+                        throw fail("'\(bad)' cannot mark a name (an empty text or one with '/')", at: place, column: valueColumn(of: place))
+                    }
+                    sources.conflicts.markers = markers
+                case "numbered-copies", "git-markers":
+                    guard let flag = conflicts[key]?.bool else { throw fail("'\(key)' is true or false", at: place, column: valueColumn(of: place)) }
+                    if key == "numbered-copies" { sources.conflicts.numberedCopies = flag } else { sources.conflicts.gitMarkers = flag }
+                default:
+                    throw fail("unknown setting '\(key)' in [conflicts] (markers, numbered-copies, git-markers)", at: place, column: 1)
+                }
+            }
+        }
+        if let viewTable = table["views"]?.table {
+            for key in viewTable.keys.sorted(by: { layout.order(of: ["views", $0]) < layout.order(of: ["views", $1]) }) {
+                let place = ["views", key]
+                let path = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                if let bad = path.first(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.utf8.count > 255 }) {
+                    throw fail("'\(key)' is not a view path ('\(bad)' cannot be a folder name)", at: place, column: 1)
+                }
+                if Self.reservedNames.contains(path[0]) {
+                    throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", at: place, column: 1)
+                }
+                guard let text = viewTable[key]?.string else { throw fail("a view is a query in quotes", at: place, column: valueColumn(of: place)) }
+                do {
+                    views.append(View(path: path, query: try Query(parsing: text, now: now), text: text))
+                } catch {
+                    // The query's column inside the quotes (exact unless it uses escapes).
+                    throw fail("view '\(key)': \(error.message)", at: place, column: valueColumn(of: place) + 1 + error.position)
+                }
+            }
+        }
+        // A folder is either a view or holds views, not both.
+        for view in views {
+            for other in views where other.path.count > view.path.count && Array(other.path.prefix(view.path.count)) == view.path {
+                throw fail("'\(view.path.joined(separator: "/"))' is a view and also holds '\(other.path.joined(separator: "/"))'",
+                           at: ["views", view.path.joined(separator: "/")], column: 1)
+            }
+        }
+    }
+
+    /// The document as TOMLKit reads it (TOML 1.0), after two checks of
+    /// our own, each refused with its place: no control characters (TOML
+    /// allows none but tab and line breaks; toml++ is handed a C string, so a
+    /// NUL would silently end the document there), and none of the inputs
+    /// toml++'s parser assumes away (`TOMLLayout.problem`).
+    private static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> (TOMLTable, TOMLLayout) {
+        var line = 1, column = 1
+        var previous: Unicode.Scalar = "\n"
+        for scalar in text.unicodeScalars {
+            if previous == "\r", scalar != "\n" {
+                throw ConfigurationError(file: file, line: line, column: column - 1, message: "a carriage return is allowed only before a line feed")
+            }
+            if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r" || scalar.value == 0x7F {
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                throw ConfigurationError(file: file, line: line, column: column,
+                                         message: "the control character U+\(String(repeating: "0", count: 4 - code.count))\(code) is not allowed in TOML")
+            }
+            if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            previous = scalar
+        }
+        if previous == "\r" {
+            throw ConfigurationError(file: file, line: line, column: column - 1, message: "a carriage return is allowed only before a line feed")
+        }
+        let layout = TOMLLayout(text)
+        if let problem = layout.problem {
+            throw ConfigurationError(file: file, line: problem.place.line, column: problem.place.column, message: problem.message)
+        }
+        do {
+            return (try TOMLTable(string: text), layout)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(file: file, line: error.source.begin.line, column: error.source.begin.column, message: error.description)
+        } catch {
+            throw ConfigurationError(file: file, line: 0, column: 0, message: "\(error)")
+        }
+    }
+
+    private static func strings(_ value: (any TOMLValueConvertible)?, named key: String,
+                                _ fail: (String) -> ConfigurationError) throws(ConfigurationError) -> [String] {
+        if let text = value?.string { return [text] }
+        guard let array = value?.array else { throw fail("'\(key)' takes a string or a list of strings") }
+        var result: [String] = []
+        for element in array {
+            guard let text = element.string else { throw fail("'\(key)' takes strings") }
+            result.append(text)
+        }
+        return result
+    }
+
+    /// `FILE`, or `BACKING/.queryfs.toml` when there is one (else the defaults).
+    package static func load(backing: String, file: String? = nil, now: Timestamp = .now) throws(ConfigurationError) -> Configuration {
+        let path = file ?? backing + "/" + fileName
+        let bytes: [UInt8]
+        do {
+            bytes = try file == nil ? readBackingsOwnFile(path, backing: backing) : readWholeFile(path)
+        } catch {
+            // No configuration file of its own: the defaults. Any other failure is the user's to know.
+            if file == nil, error.errno == ENOENT { return Configuration() }
+            throw ConfigurationError(file: path, line: 0, column: 0, message: "cannot read the configuration: \(error.message)")
+        }
+        return try Configuration(bytes: bytes, file: path, now: now)
+    }
+
+    /// A configuration from the bytes of its file (UTF-8 checked first).
+    package init(bytes: [UInt8], file: String, now: Timestamp) throws(ConfigurationError) {
+        try self.init(parsing: try Self.text(of: bytes, file: file), file: file, now: now)
+    }
+
+    /// The file's text; TOML is UTF-8, and a byte that is not is refused
+    /// with its place rather than read as U+FFFD.
+    static func text(of bytes: [UInt8], file: String) throws(ConfigurationError) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var line = 1, column = 1, offset = 0
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                offset += UTF8.width(scalar)
+                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            case .emptyInput: break decoding
+            case .error: break decoding
+            }
+        }
+        throw ConfigurationError(file: file, line: line, column: column, message: "not UTF-8 (byte \(offset + 1))")
+    }
+
+    /// BACKING's own configuration file, read as BACKING's owner when the
+    /// daemon is root: whoever owns BACKING writes `.queryfs.toml`, and a
+    /// symbolic link there to a file they may not read (/etc/shadow, a
+    /// root-only TOML file of views) must be refused as it would be for
+    /// them, not read with root's rights into views and error lines. A
+    /// configuration given with `--config` is the administrator's: read as
+    /// the daemon.
+    static func readBackingsOwnFile(_ path: String, backing: String) throws(SystemError) -> [UInt8] {
+        var owner = stat()
+        guard ThreadCredentials.canSwitch, stat(backing, &owner) == 0, owner.st_uid != 0 else { return try readWholeFile(path) }
+        let read = ThreadCredentials.run(as: owner.st_uid, owner.st_gid) { Result { () throws(SystemError) in try readWholeFile(path) } }
+        return try read.get().get()
+    }
+
+    /// The whole file, which must be a regular file: opened without
+    /// waiting (a FIFO or a device named `.queryfs.toml` would otherwise
+    /// hang `mount` and `views` forever), then checked before it is read.
+    static func readWholeFile(_ path: String) throws(SystemError) -> [UInt8] {
+        let read = path.withCString { name in
+            Result { () throws(SystemError) in
+                try DirectoryReader.readFile(name, in: AT_FDCWD, expectedSize: 4096, limit: 4 << 20, followingLinks: true)
+            }
+        }
+        // The reader knows the file by descriptor; the error names the path.
+        return try read.mapError { SystemError(errno: $0.errno, operation: $0.operation, path: path, detail: $0.detail) }.get()
+    }
+
+    /// Whether an item name matches an ignore pattern (shell globs, as fnmatch(3)).
+    package func ignores(_ name: String) -> Bool {
+        ignore.contains { fnmatch($0, name, 0) == 0 }
+    }
+
+    /// The views as definitions, for a `ViewSet`.
+    package var viewDefinitions: [ViewDefinition] { views.map { $0.query.view(at: $0.path) } }
+}
+
+package struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    package let file: String
+    package let line: Int
+    package let column: Int
+    package let message: String
+    /// `FILE:LINE:COLUMN: message`, or `FILE: message` when no place in it is at fault.
+    package var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
+}

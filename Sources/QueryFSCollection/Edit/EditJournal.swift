@@ -1,0 +1,268 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+
+/// Every edit made through a view or the edit commands, one JSON line each
+/// in `BACKING/.queryfs-journal` (hidden, so never an item): when, which
+/// item, each field's old and new value, and the files it rewrote as they
+/// were before — so `queryfs undo` can put them back byte for byte.
+///
+///     {"id":"…","time":1763920000.25,"item":"X.hpwebsite","changes":[{"field":"tags","old":["a"],"new":["a","b"]}],
+///      "files":[{"name":"payload.plist","before":"PD94…","after":"9f3c…"}]}
+///
+/// Lines are appended under an exclusive `flock` of the journal, written
+/// whole (`writeAll`) and flushed, so concurrent editors (the mount, a
+/// command) never interleave. Each line ends with a checksum of itself
+/// (`"sum"`): a line torn by a crash or a full disk is found, skipped when
+/// read and cut before the next append, so the next record never glues
+/// onto it. Lines written before the checksum existed are read as they are.
+///
+/// An edit holds the journal open and locked from before it changes
+/// anything until its record is written (`ItemEditor`): an unusable journal
+/// refuses the edit untouched, and a record that cannot be written takes
+/// the edit back.
+package struct EditJournal: Sendable {
+    package static let fileName = ".queryfs-journal"
+
+    package struct Change: Sendable, Equatable {
+        /// `tags`, `archived`, `title` or `payload.KEY.PATH`.
+        package let field: String
+        package let old: PayloadValue?
+        package let new: PayloadValue?
+    }
+
+    /// A file (or `@user.xdg.tags`, the attribute) as the edit found it, and
+    /// a hash of what it wrote there.
+    package struct FileState: Sendable, Equatable {
+        package let name: String
+        package let before: [UInt8]?
+        package let afterHash: UInt64
+    }
+
+    package struct Entry: Sendable, Equatable {
+        package let id: String
+        /// Seconds since 1970.
+        package let time: Double
+        package let item: ItemName
+        package let changes: [Change]
+        package let files: [FileState]
+        /// The entry this one undid, if it is an undo.
+        package let undoes: String?
+    }
+
+    let backing: BackingDirectory
+
+    package init(backing: BackingDirectory) { self.backing = backing }
+
+    static let attributeFile = "@" + ExtendedAttributeTags.attributeName
+
+    /// The journal, open for appending and exclusively locked until `close`.
+    final class Appender {
+        private let fd: Int32
+
+        fileprivate init(backing: BackingDirectory) throws(SystemError) {
+            var created = false
+            var fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW) }
+            if fd < 0, errno == ENOENT {
+                fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644) }
+                created = fd >= 0
+            }
+            guard fd >= 0 else { throw SystemError.current("open", path: EditJournal.fileName) }
+            self.fd = fd
+            do throws(SystemError) {
+                guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw SystemError.current("flock", path: EditJournal.fileName) }
+                try EditJournal.cutTornTail(fd)
+                // A new journal is found after a crash only once its folder is on disk.
+                if created { try AtomicFile.syncFolder(backing.fd, path: EditJournal.fileName) }
+            } catch {
+                Glibc.close(fd)
+                throw error
+            }
+        }
+
+        /// Where the last record began (nil: none appended).
+        private var lastRecordStart: off_t?
+
+        /// Writes `entry` as one line and flushes it to disk, closing a
+        /// duplicate so that an error a network filesystem keeps for close
+        /// is seen too. On failure the journal is cut back to where it was.
+        func append(_ entry: Entry) throws(SystemError) {
+            var status = stat()
+            guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: EditJournal.fileName) }
+            do throws(SystemError) {
+                try writeAll(Array((EditJournal.line(entry) + "\n").utf8), to: fd, path: EditJournal.fileName)
+                guard retryingOnEINTR({ fdatasync(fd) }) == 0 else { throw SystemError.current("fsync", path: EditJournal.fileName) }
+                let copy = dup(fd)
+                guard copy >= 0, Glibc.close(copy) == 0 else { throw SystemError.current("close", path: EditJournal.fileName) }
+            } catch {
+                lastRecordStart = status.st_size
+                cutLastRecord()
+                throw error
+            }
+            lastRecordStart = status.st_size
+        }
+
+        /// Takes the last record out again (its edit was taken back). A cut
+        /// that fails leaves a record whose files are as before: `undo`
+        /// finds nothing to do for it.
+        func cutLastRecord() {
+            guard let start = lastRecordStart else { return }
+            lastRecordStart = nil
+            _ = retryingOnEINTR { ftruncate(fd, start) }
+            _ = retryingOnEINTR { fdatasync(fd) }
+        }
+
+        /// Lets go of the lock and the file.
+        func close() { Glibc.close(fd) }
+    }
+
+    /// Opens and locks the journal (before an edit changes anything).
+    func open() throws(SystemError) -> Appender { try Appender(backing: backing) }
+
+    /// Appends one entry (opens, locks, writes, flushes, closes).
+    func append(_ entry: Entry) throws(SystemError) {
+        let appender = try open()
+        defer { appender.close() }
+        try appender.append(entry)
+    }
+
+    /// A last line without its newline is what a crash or a failed write
+    /// left: it is cut, so the next line starts on a line of its own.
+    private static func cutTornTail(_ fd: Int32) throws(SystemError) {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: fileName) }
+        var end = Int(status.st_size)
+        guard end > 0 else { return }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var keep = 0
+        var first = true
+        searching: while end > 0 {
+            let start = max(0, end - chunk.count)
+            let count = chunk.withUnsafeMutableBytes { buffer in retryingOnEINTR { pread(fd, buffer.baseAddress!, end - start, off_t(start)) } }
+            guard count == end - start else { throw SystemError.current("read", path: fileName) }
+            if first, chunk[count - 1] == 0x0A { return }
+            first = false
+            if let newline = chunk[..<count].lastIndex(of: 0x0A) {
+                keep = start + newline + 1
+                break searching
+            }
+            end = start
+        }
+        guard retryingOnEINTR({ ftruncate(fd, off_t(keep)) }) == 0 else { throw SystemError.current("truncate", path: fileName) }
+    }
+
+    /// Every entry, oldest first; lines that do not read as entries are skipped.
+    package func entries() throws(SystemError) -> [Entry] {
+        let bytes: [UInt8]
+        do {
+            bytes = try Self.fileName.withCString { name in
+                Result { () throws(SystemError) in try DirectoryReader.readFile(name, in: backing.fd, expectedSize: 1 << 16, limit: 1 << 30) }
+            }.get()
+        } catch {
+            if error.errno == ENOENT { return [] }
+            throw error
+        }
+        return bytes.split(separator: 0x0A).compactMap { line in Self.checked(Array(line)).flatMap(Self.entry) }
+    }
+
+    // MARK: Lines
+
+    static func line(_ entry: Entry) -> String {
+        func value(_ value: PayloadValue?) -> String {
+            value.flatMap { PayloadText.json($0) }.map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        }
+        var fields = ["\"id\":\(JSON.string(entry.id))", "\"time\":\(entry.time)", "\"item\":\(JSON.string(entry.item.description))"]
+        if String(validating: entry.item.bytes, as: UTF8.self) == nil {
+            fields.append("\"itemBase64\":\(JSON.string(Base64.encode(entry.item.bytes)))")
+        }
+        let changes = entry.changes.map { "{\"field\":\(JSON.string($0.field)),\"old\":\(value($0.old)),\"new\":\(value($0.new))}" }
+        fields.append("\"changes\":[\(changes.joined(separator: ","))]")
+        let files = entry.files.map { file in
+            "{\"name\":\(JSON.string(file.name)),\"before\":\(file.before.map { JSON.string(Base64.encode($0)) } ?? "null"),"
+                + "\"after\":\(JSON.string(String(file.afterHash, radix: 16)))}"
+        }
+        fields.append("\"files\":[\(files.joined(separator: ","))]")
+        if let undoes = entry.undoes { fields.append("\"undoes\":\(JSON.string(undoes))") }
+        let body = "{" + fields.joined(separator: ",")
+        return body + ",\(checksumKey)\"\(String(hash(Array(body.utf8)), radix: 16))\"}"
+    }
+
+    /// What stands before a line's checksum: the FNV-1a hash of the bytes
+    /// before it, as hex. Last in the line, so it is found without parsing.
+    static let checksumKey = "\"sum\":"
+
+    /// The line if its checksum holds (or it has none: written before
+    /// checksums), nil if it was torn or damaged.
+    static func checked(_ line: [UInt8]) -> [UInt8]? {
+        let key = Array((",\(checksumKey)\"").utf8)
+        guard line.count > key.count + 2, line.last == UInt8(ascii: "}"), line[line.count - 2] == UInt8(ascii: "\"") else {
+            return line.last == UInt8(ascii: "}") ? line : nil
+        }
+        // The checksum's hex digits, back to the key.
+        var start = line.count - 2
+        while start > 0, line[start - 1] != UInt8(ascii: "\"") { start -= 1 }
+        let keyStart = start - key.count
+        guard keyStart > 0, Array(line[keyStart..<start]) == key else { return line }  // no checksum: an older line
+        guard let sum = UInt64(String(decoding: line[start..<(line.count - 2)], as: UTF8.self), radix: 16),
+              sum == hash(Array(line[..<keyStart]))
+        else { return nil }
+        return line
+    }
+
+    static func entry(_ line: [UInt8]) -> Entry? {
+        guard case .dictionary(let fields)? = try? JSONParser.parse(line),
+              case .string(let id)? = fields["id"], case .string(let itemText)? = fields["item"],
+              case .array(let changes)? = fields["changes"], case .array(let files)? = fields["files"]
+        else { return nil }
+        let time: Double
+        switch fields["time"] {
+        case .real(let seconds)?: time = seconds
+        case .integer(let seconds)?: time = Double(seconds)
+        default: return nil
+        }
+        var item = ItemName(itemText)
+        if case .string(let encoded)? = fields["itemBase64"], let bytes = Base64.decode(encoded) { item = ItemName(bytes) }
+        func optional(_ value: PayloadValue?) -> PayloadValue? { value == .null ? nil : value }
+        let parsedChanges: [Change] = changes.compactMap {
+            guard case .dictionary(let change) = $0, case .string(let field)? = change["field"] else { return nil }
+            return Change(field: field, old: optional(change["old"]), new: optional(change["new"]))
+        }
+        let parsedFiles: [FileState] = files.compactMap {
+            guard case .dictionary(let file) = $0, case .string(let name)? = file["name"], case .string(let after)? = file["after"],
+                  let hash = UInt64(after, radix: 16) else { return nil }
+            var before: [UInt8]?
+            if case .string(let encoded)? = file["before"] { before = Base64.decode(encoded) }
+            return FileState(name: name, before: before, afterHash: hash)
+        }
+        var undoes: String?
+        if case .string(let undone)? = fields["undoes"] { undoes = undone }
+        return Entry(id: id, time: time, item: item, changes: parsedChanges, files: parsedFiles, undoes: undoes)
+    }
+
+    /// FNV-1a: enough to tell whether a file is still what an edit wrote.
+    static func hash(_ bytes: [UInt8]?) -> UInt64 {
+        guard let bytes else { return 0 }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    static func newID() -> String {
+        let now = Timestamp.now
+        return "\(now.seconds)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+    }
+}
+
+extension EditJournal {
+    /// The entries `queryfs undo` takes back, newest first: the last `count`,
+    /// or those since `time`, leaving out undos and what was undone already.
+    package static func undoable(_ entries: [Entry], last count: Int? = nil, since time: Double? = nil) -> [Entry] {
+        let undone = Set(entries.compactMap(\.undoes))
+        var chosen = entries.filter { $0.undoes == nil && !undone.contains($0.id) }
+        if let time { chosen = chosen.filter { $0.time >= time } }
+        chosen.reverse()
+        if let count { chosen = Array(chosen.prefix(count)) }
+        return chosen
+    }
+}

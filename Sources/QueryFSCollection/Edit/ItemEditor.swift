@@ -1,0 +1,450 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemShims
+import QueryFSEngine
+
+/// Changes items' fields by editing what holds them: a bundle's payload
+/// (and, for tags, its `user.xdg.tags` attribute), a plain file's
+/// `user.xdg.tags`. Every edit is made under the item's exclusive lock
+/// (SPEC §5), written atomically (a new file beside, renamed over), in the
+/// payload's own format with every key it does not touch kept — XML and
+/// JSON as text, so only the lines of the changed values differ — and
+/// journaled so that it can be undone. The mount's view operations, the
+/// `queryfs tag/archive/unarchive/set/undo` commands and Swift programs all
+/// edit through this.
+///
+///     let editor = ItemEditor(backing: try BackingDirectory(path: "/home/me/ReadingList"))
+///     try editor.apply([.addTag("swift"), .setArchived(true)], to: ItemName("X.hpwebsite"))
+package struct ItemEditor: Sendable {
+    package let backing: BackingDirectory
+    /// Which payload keys hold which field (the configuration's `[fields]`).
+    package var sources: FieldSources
+    /// Longest wait for the item's lock (nil: as long as it takes); then EBUSY.
+    package var lockTimeout: Double?
+    /// Where edits are journaled (nil: not at all).
+    package var journal: EditJournal?
+
+    package init(backing: BackingDirectory, sources: FieldSources = FieldSources(), lockTimeout: Double? = 5, journals: Bool = true) {
+        self.backing = backing
+        self.sources = sources
+        self.lockTimeout = lockTimeout
+        journal = journals ? EditJournal(backing: backing) : nil
+    }
+
+    /// Applies `edits` to `item` as one coordinated write; returns what the
+    /// journal recorded (nil when nothing needed to change).
+    @discardableResult
+    package func apply(_ edits: [FieldEdit], to item: ItemName) throws(EditError) -> EditJournal.Entry? {
+        try withLockedItem(item) { (state) throws(EditError) -> EditJournal.Entry? in
+            var changed = state
+            for edit in edits { try changed.apply(edit, sources: sources, item: item) }
+            return try commit(changed, from: state, item: item, undoes: nil)
+        }
+    }
+
+    /// The item's fields as the scan reads them (what an edit starts from).
+    package func fields(of item: ItemName) throws(EditError) -> Item {
+        try withLockedItem(item, mode: .shared) { state in state.item(named: item, sources: sources) }
+    }
+
+    /// Takes back a journal entry: byte for byte when the files are still
+    /// what it wrote, field by field otherwise; refused (EBUSY) when a field
+    /// it changed has changed since. The undo is journaled too.
+    @discardableResult
+    package func undo(_ entry: EditJournal.Entry) throws(EditError) -> EditJournal.Entry? {
+        try withLockedItem(entry.item) { (state) throws(EditError) -> EditJournal.Entry? in
+            var restored = state
+            // Already as before: an edit whose record was written but whose
+            // files never were (a crash, a failed write taken back), or one
+            // undone by hand or by an undo whose record was lost. Nothing to do.
+            if !entry.files.isEmpty, entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == EditJournal.hash($0.before) }) {
+                return nil
+            }
+            if entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == $0.afterHash }) {
+                for file in entry.files { restored.setContents(of: file.name, to: file.before) }
+            } else {
+                let now = state.item(named: entry.item, sources: sources)
+                for change in entry.changes where Self.value(of: change.field, in: now, state: state) != change.new {
+                    throw EditError(EBUSY, "\(entry.item): \(change.field) changed since this edit; not undone")
+                }
+                for change in entry.changes {
+                    for edit in Self.edits(restoring: change, from: now) { try restored.apply(edit, sources: sources, item: entry.item) }
+                }
+            }
+            return try commit(restored, from: state, item: entry.item, undoes: entry.id)
+        }
+    }
+
+    // MARK: Locking and writing
+
+    private func withLockedItem<R>(_ item: ItemName, mode: ItemLock.Mode = .exclusive,
+                                   _ body: (ItemState) throws(EditError) -> R) throws(EditError) -> R {
+        guard !item.bytes.isEmpty, !item.isHidden, !item.bytes.contains(UInt8(ascii: "/")) else {
+            throw EditError(EINVAL, "'\(item)' is not an item name")
+        }
+        let lock: ItemLock
+        do {
+            lock = try ItemLock(item: item, in: backing.fd)
+        } catch {
+            if error.errno == ENOENT { throw EditError(ENOENT, "no item '\(item)' in \(backing.path)") }
+            if error.errno == ENOTSUP { throw EditError(EPERM, "\(item): \(ItemLock.notLockable); it has no fields to edit") }
+            throw EditError(error.errno, "\(item): \(error.message)")
+        }
+        do {
+            try lock.lock(mode, timeout: lockTimeout)
+        } catch let timeout as ItemLock.Timeout {
+            throw EditError(EBUSY, "\(timeout)", lockTimeout: timeout)
+        } catch let error as SystemError {
+            throw EditError(error.errno, "\(error)")
+        } catch {
+            throw EditError(EIO, "\(error)")
+        }
+        defer { lock.unlock() }
+        return try body(try ItemState.read(item, in: backing.fd))
+    }
+
+    /// Writes what changed and journals it; nil if nothing did.
+    ///
+    /// An edit happens and is journaled, or does not happen and the caller
+    /// is told why, whatever fails and wherever the machine stops:
+    /// - The journal is opened and locked first: an unusable one refuses
+    ///   the edit before anything changes.
+    /// - An edit's record is written and flushed *before* its files (write
+    ///   ahead). A record that cannot be written is cut off again and the
+    ///   edit refused. Files that cannot be written are taken back and the
+    ///   record cut. A crash between the two leaves a record whose files are
+    ///   still as before, which `undo` knows for nothing to do.
+    /// - An undo's record comes *after* its files: a record saying an entry
+    ///   was undone must never stand for files that were not put back (the
+    ///   entry could then never be undone). An undo whose record fails stays
+    ///   made, and says so; undoing the entry again finds nothing to do.
+    private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, undoes: String?) throws(EditError)
+        -> EditJournal.Entry?
+    {
+        let files = original.differences(to: changed)
+        guard !files.isEmpty else { return nil }
+        let appender: EditJournal.Appender?
+        do {
+            appender = try journal?.open()
+        } catch {
+            throw EditError(error.errno, "\(item) not changed: the journal \(EditJournal.fileName) cannot be written (\(error.message))")
+        }
+        defer { appender?.close() }
+        let entry = journalEntry(changed, from: original, files: files, item: item, undoes: undoes)
+        guard let appender else {
+            try changed.write(files, item: item, in: backing.fd)
+            return entry
+        }
+        if undoes != nil {
+            try changed.write(files, item: item, in: backing.fd)
+            do {
+                try appender.append(entry)
+            } catch {
+                throw EditError(error.errno, "\(item) was put back, but the undo could not be journaled (\(error.message))")
+            }
+            return entry
+        }
+        do {
+            try appender.append(entry)
+        } catch {
+            throw EditError(error.errno, "\(item) not changed: its journal record could not be written (\(error.message))")
+        }
+        do {
+            try changed.write(files, item: item, in: backing.fd)
+        } catch let failure {
+            do {
+                try original.write(changed.differences(to: original), item: item, in: backing.fd)
+            } catch {
+                throw EditError(failure.errno, "the edit of \(item) may have been made (\(failure.message)), and could not be taken "
+                    + "back (\(error.message)); it is journaled: queryfs undo takes it back")
+            }
+            // Taken back: the record would speak of an edit that never was.
+            appender.cutLastRecord()
+            throw EditError(failure.errno, "\(item) not changed: \(failure.message)")
+        }
+        return entry
+    }
+
+    private func journalEntry(_ changed: ItemState, from original: ItemState, files: [String], item: ItemName, undoes: String?)
+        -> EditJournal.Entry
+    {
+        let before = original.item(named: item, sources: sources), after = changed.item(named: item, sources: sources)
+        let changes = Self.fields(original, changed, sources: sources).compactMap { field -> EditJournal.Change? in
+            let old = Self.value(of: field, in: before, state: original), new = Self.value(of: field, in: after, state: changed)
+            return old == new ? nil : EditJournal.Change(field: field, old: old, new: new)
+        }
+        return EditJournal.Entry(
+            id: EditJournal.newID(), time: Timestamp.now.timeInterval, item: item, changes: changes,
+            files: files.map { EditJournal.FileState(name: $0, before: original.contents(of: $0), afterHash: EditJournal.hash(changed.contents(of: $0))) },
+            undoes: undoes)
+    }
+
+    // MARK: Fields
+
+    /// The fields an edit between two states may have changed: the item's
+    /// own, then any other top-level payload key (those that feed a field
+    /// are journaled as that field).
+    private static func fields(_ original: ItemState, _ changed: ItemState, sources: FieldSources) -> [String] {
+        var keys = Set<String>()
+        if case .dictionary(let old)? = original.payload?.value { keys.formUnion(old.keys) }
+        if case .dictionary(let new)? = changed.payload?.value { keys.formUnion(new.keys) }
+        let fieldKeys = Set((sources.title + sources.archived + sources.tags + sources.url).compactMap { $0.split(separator: ".").first.map(String.init) })
+        return ["title", "archived", "tags"] + keys.subtracting(fieldKeys).sorted().map { "payload." + $0 }
+    }
+
+    /// A field's value as the journal keeps it.
+    static func value(of field: String, in item: Item, state: ItemState) -> PayloadValue? {
+        switch field {
+        case "title": return state.payload == nil && item.kind == .file ? nil : .string(item.title)
+        case "archived": return .bool(item.archived)
+        case "tags": return .array(item.tags.map(PayloadValue.string))
+        default:
+            guard field.hasPrefix("payload.") else { return nil }
+            return state.payload?.value.value(at: String(field.dropFirst("payload.".count)).split(separator: ".").map(String.init))
+        }
+    }
+
+    /// The edits that bring one field back to its old value.
+    private static func edits(restoring change: EditJournal.Change, from now: Item) -> [FieldEdit] {
+        switch change.field {
+        case "tags":
+            guard case .array(let old)? = change.old else { return [] }
+            let oldTags = old.compactMap { if case .string(let tag) = $0 { tag } else { nil } }
+            return now.tags.filter { !oldTags.contains($0) }.map(FieldEdit.removeTag) + oldTags.filter { !now.tags.contains($0) }.map(FieldEdit.addTag)
+        case "archived":
+            guard case .bool(let flag)? = change.old else { return [] }
+            return [.setArchived(flag)]
+        case "title":
+            guard case .string(let title)? = change.old else { return [] }
+            return [.setTitle(title)]
+        default:
+            let path = String(change.field.dropFirst("payload.".count))
+            return [change.old.map { .setPayload(path, $0) } ?? .removePayload(path)]
+        }
+    }
+}
+
+/// What an item's fields are kept in, read under its lock: a bundle's
+/// payload and tags attribute, or a plain file's tags attribute — each as
+/// the bytes of its "file" (what would be written) and, for the payload,
+/// the document edits go through.
+struct ItemState {
+    var isBundle: Bool
+    var payloadName = FieldSources.payloadFileNames[0]
+    /// The payload document (nil: the bundle has none).
+    var payload: (any PayloadDocument)?
+    /// The payload file's bytes in this state (nil: no file).
+    var payloadFile: [UInt8]?
+    /// The `user.xdg.tags` attribute's bytes in this state (nil: none).
+    var attribute: [UInt8]?
+
+    var attributeTags: [String] { attribute.map(ExtendedAttributeTags.parse) ?? [] }
+
+    static func read(_ item: ItemName, in rootFD: Int32) throws(EditError) -> ItemState {
+        var status = stat()
+        guard item.withCString({ fstatat(rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
+            throw EditError(errno, "\(item): \(String(cString: strerror(errno)))")
+        }
+        var state = ItemState(isBundle: status.st_mode & S_IFMT == S_IFDIR)
+        state.attribute = item.withCString { name in Self.attribute(of: rootFD, name) }
+        guard state.isBundle else { return state }
+        let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
+        guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        for fileName in FieldSources.payloadFileNames {
+            let result = fileName.withCString { name in
+                Result { () throws(SystemError) in try DirectoryReader.readFile(name, in: fd, expectedSize: 4096, limit: 16 << 20) }
+            }
+            switch result {
+            case .success(let bytes):
+                state.payloadName = fileName
+                state.payloadFile = bytes
+                state.payload = try PayloadDocuments.open(bytes, fileName: fileName)
+                return state
+            case .failure(let error) where error.errno == ENOENT: continue
+            case .failure(let error): throw EditError(error.errno, "\(item)/\(fileName): \(error.message)")
+            }
+        }
+        return state
+    }
+
+    private static func attribute(of rootFD: Int32, _ name: UnsafePointer<CChar>) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: ExtendedAttributeTags.maximumSize)
+        let length = buffer.withUnsafeMutableBytes { qfs_getxattrat(rootFD, name, ExtendedAttributeTags.attributeName, $0.baseAddress, UInt($0.count)) }
+        return length >= 0 ? Array(buffer[..<length]) : nil
+    }
+
+    /// The item's fields, as the scan would read them from this state.
+    func item(named name: ItemName, sources: FieldSources) -> Item {
+        guard isBundle else { return Item(name: name, kind: .file, tags: attributeTags) }
+        let fields = payload.map { PayloadFields(payload: $0.value, paths: sources.splitPaths) } ?? PayloadFields()
+        return Item(name: name, kind: .bundle, title: fields.title, archived: fields.archived,
+                    tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: attributeTags), url: fields.url)
+    }
+
+    // MARK: Edits
+
+    mutating func apply(_ edit: FieldEdit, sources: FieldSources, item: ItemName) throws(EditError) {
+        switch edit {
+        case .addTag(let tag):
+            guard !self.item(named: item, sources: sources).tags.contains(tag) else { return }
+            if isBundle {
+                let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
+                try editDocument { (document) throws(EditError) in try document.append(.string(tag), toArrayAt: path) }
+            } else {
+                setAttribute(attributeTags + [tag])
+            }
+        case .removeTag(let tag): try changeTags(sources) { $0 == tag ? .some(nil) : nil }
+        case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderName($0) == folder ? .some(nil) : nil }
+        case .renameTagFolder(let folder, let newTag):
+            var kept = self.item(named: item, sources: sources).tags.contains(newTag)
+            try changeTags(sources) { tag in
+                guard EntryNaming.tagFolderName(tag) == folder, tag != newTag else { return nil }
+                defer { kept = true }
+                return kept ? .some(nil) : .some(newTag)
+            }
+        case .setArchived(let flag):
+            try requireBundle(item, "archived")
+            let path = try keyPath(sources.archived, fitting: { if case .bool = $0 { true } else { false } })
+            try editDocument { (document) throws(EditError) in try document.set(path, to: .bool(flag)) }
+        case .setTitle(let title):
+            try requireBundle(item, "a title")
+            let path = try keyPath(sources.title, fitting: { if case .string = $0 { true } else { false } })
+            try editDocument { (document) throws(EditError) in try document.set(path, to: .string(title)) }
+        case .setPayload(let path, let value):
+            try requireBundle(item, "payload.\(path)")
+            let keys = try Self.payloadPath(path)
+            try editDocument { (document) throws(EditError) in try document.set(keys, to: value) }
+        case .removePayload(let path):
+            try requireBundle(item, "payload.\(path)")
+            guard payload != nil else { return }
+            let keys = try Self.payloadPath(path)
+            try editDocument { (document) throws(EditError) in try document.remove(keys) }
+        }
+    }
+
+    private static func split(_ path: String) -> [String] {
+        path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// A `payload.KEY.PATH` of an edit: no empty key in it.
+    private static func payloadPath(_ path: String) throws(EditError) -> [String] {
+        let keys = split(path)
+        guard !keys.contains("") else { throw EditError(EINVAL, "payload.\(path) is not a key path") }
+        return keys
+    }
+
+    private func requireBundle(_ item: ItemName, _ what: String) throws(EditError) {
+        guard isBundle else { throw EditError(EPERM, "\(item) is a plain file: it has no payload to hold \(what) (only its tags can change)") }
+    }
+
+    /// Edits the payload (a new `payload.plist` if the bundle has none);
+    /// the file's bytes follow the document.
+    private mutating func editDocument(_ body: (inout any PayloadDocument) throws(EditError) -> Void) throws(EditError) {
+        var document: any PayloadDocument
+        if let payload { document = payload } else { document = try TextPayloadDocument(PayloadDocuments.emptyXMLPlist, format: .xml) }
+        let before = payload?.value
+        try body(&document)
+        payload = document
+        // Unchanged values keep the file as it is (a binary plist would be written anew).
+        if document.value != before { payloadFile = document.bytes }
+    }
+
+    private mutating func setAttribute(_ tags: [String]) {
+        attribute = tags.isEmpty ? nil : Array(tags.joined(separator: ",").utf8)
+    }
+
+    /// Each tag `change` maps to a new tag is renamed, each it maps to nil
+    /// removed: in the payload, and in the attribute.
+    private mutating func changeTags(_ sources: FieldSources, _ change: (String) -> String??) throws(EditError) {
+        if isBundle, payload != nil {
+            let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
+            try editDocument { (document) throws(EditError) in
+                try document.changeElements(ofArrayAt: path) { element in
+                    guard case .string(let tag) = element, let outcome = change(tag) else { return nil }
+                    return .some(outcome.map(PayloadValue.string))
+                }
+            }
+        }
+        let tags = attributeTags
+        var seen = Set<String>()
+        let changed = tags.compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
+        if changed != tags { setAttribute(changed) }
+    }
+
+    /// The first of `paths` whose value fits (the one the field is read
+    /// from), else the first of them (where a new value goes).
+    private func keyPath(_ paths: [String], fitting fits: (PayloadValue) -> Bool) throws(EditError) -> [String] {
+        let split = paths.map(Self.split).filter { !$0.isEmpty && !$0.contains("") }
+        if let value = payload?.value, let found = split.first(where: { value.value(at: $0).map(fits) ?? false }) { return found }
+        guard let first = split.first else { throw EditError(EINVAL, "the configuration names no payload key for this field ([fields])") }
+        return first
+    }
+
+    // MARK: Files
+
+    /// What `name` holds in this state: the payload file's bytes, or the attribute's.
+    func contents(of name: String) -> [UInt8]? {
+        name == EditJournal.attributeFile ? attribute : (name == payloadName ? payloadFile : nil)
+    }
+
+    /// Puts a file back as an undo found it in the journal.
+    mutating func setContents(of name: String, to bytes: [UInt8]?) {
+        if name == EditJournal.attributeFile {
+            attribute = bytes
+            return
+        }
+        payloadName = name
+        payloadFile = bytes
+        payload = bytes.flatMap { try? PayloadDocuments.open($0, fileName: name) }
+    }
+
+    /// The files that differ between this state and `other`.
+    func differences(to other: ItemState) -> [String] {
+        var files: [String] = []
+        if payloadFile != other.payloadFile || payloadName != other.payloadName { files.append(other.payloadName) }
+        if attribute != other.attribute { files.append(EditJournal.attributeFile) }
+        return files
+    }
+
+    /// An attribute is durable once its file (or folder) is: fsync'd.
+    /// Never blocks on a FIFO item (O_NONBLOCK), which has nothing to sync.
+    private static func syncAttributes(of item: ItemName, in rootFD: Int32) throws(EditError) {
+        let fd = item.withCString { openat(rootFD, $0, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { throw EditError(errno, "\(item): cannot open to flush its tags: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        if retryingOnEINTR({ fsync(fd) }) != 0, errno != EINVAL {
+            throw EditError(errno, "\(item): cannot flush its tags: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ files: [String], item: ItemName, in rootFD: Int32) throws(EditError) {
+        if files.contains(EditJournal.attributeFile) {
+            let result = item.withCString { name in
+                attribute.map { bytes in
+                    bytes.withUnsafeBytes { qfs_setxattrat(rootFD, name, ExtendedAttributeTags.attributeName, $0.baseAddress, UInt($0.count)) }
+                } ?? qfs_removexattrat(rootFD, name, ExtendedAttributeTags.attributeName)
+            }
+            if result != 0, !(attribute == nil && errno == ENODATA) {
+                throw EditError(errno, "\(item): cannot write \(ExtendedAttributeTags.attributeName): \(String(cString: strerror(errno)))")
+            }
+            try Self.syncAttributes(of: item, in: rootFD)
+        }
+        guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile }) else { return }
+        let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
+        guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        do throws(SystemError) {
+            if let bytes = payloadFile {
+                var bundle = stat()
+                fstat(fd, &bundle)
+                try AtomicFile.replace(Array(payloadName.utf8), in: fd, with: bytes, newFileLike: bundle)
+            } else if payloadName.withCString({ unlinkat(fd, $0, 0) }) != 0, errno != ENOENT {
+                throw SystemError.current("unlink", path: payloadName)
+            }
+        } catch {
+            throw EditError(error.errno, "\(item)/\(payloadName): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Synchronization
+import QueryFSEngine
+
+/// The items a live catalog starts with, and the stamp each was read at:
+/// those taken from an index file first, then those read.
+struct InitialItems {
+    private(set) var items: [Item] = []
+    private(set) var stamps: [UInt64] = []
+    /// How many of `items` (the first ones) came from the index.
+    var fromIndex = 0
+
+    init(capacity: Int) {
+        items.reserveCapacity(capacity)
+        stamps.reserveCapacity(capacity)
+    }
+
+    /// Marks the numbered copies whose original is among the items (the
+    /// index file's marks may be outdated: an original deleted meanwhile);
+    /// returns whether any mark changed.
+    @discardableResult
+    mutating func markNumberedCopies(_ patterns: ConflictPatterns) -> Bool { patterns.markNumberedCopies(&items) }
+
+    mutating func add(_ item: Item, stamp: UInt64) {
+        items.append(item)
+        stamps.append(stamp)
+    }
+
+    /// Takes from the index file what needs no reading — `trusted`: all of
+    /// it, unlooked at (a background comparison removes the gone and reads
+    /// the new); else the `listed` items whose stamps still match — and
+    /// returns the names left to read.
+    mutating func take(from contents: IndexFile.Contents, listed: [ItemName], trusted: Bool, root: BackingDirectory,
+                       ignored: (ItemName) -> Bool, sources: ChangeSources) -> [ItemName]
+    {
+        defer { fromIndex = items.count }
+        if trusted {
+            for entry in contents.items where !ignored(entry.item.name) {
+                add(entry.item, stamp: entry.stamp)
+                sources.follow(entry.item.name, kind: entry.item.kind, stamp: entry.stamp)
+            }
+            return []
+        }
+        var unread: [ItemName] = []
+        for (name, entry) in zip(listed, IndexReconciler.unchanged(listed, in: contents.byName(), root: root)) {
+            guard let entry else {
+                unread.append(name)
+                continue
+            }
+            add(entry.item, stamp: entry.stamp)
+            sources.follow(name, kind: entry.item.kind, stamp: entry.stamp)
+        }
+        return unread
+    }
+
+    /// Reads `names` on every core, following each item read. The first
+    /// scan reads without locks (there is no earlier state to keep); items
+    /// a writer holds are read again once it lets go.
+    mutating func read(_ names: [ItemName], root: BackingDirectory, coordinated: Scanner, sources: ChangeSources,
+                       releaseWaiters: ReleaseWaiters, progress: (@Sendable (_ read: Int, _ total: Int) -> Void)?)
+    {
+        let plain: Scanner = {
+            var scanner = coordinated
+            scanner.respectsLocks = false
+            return scanner
+        }()
+        // Progress every 256 items read (from the scan's threads; the callee keeps its own pace).
+        let readCount = Atomic<Int>(0)
+        let reads = parallelMap(names, threads: Scanner.defaultThreads) { name in
+            let read = coordinated.read(named: name, in: root.fd)
+            if let progress {
+                let done = readCount.add(1, ordering: .relaxed).newValue
+                if done & 255 == 0 { progress(done, names.count) }
+            }
+            return read
+        }
+        progress?(names.count, names.count)
+        for (name, read) in zip(names, reads) {
+            switch read.scan {
+            case .item(let item):
+                add(item, stamp: read.settledStamp)
+                sources.follow(name, read: read)
+            case .gone: break
+            case .locked:
+                let unlocked = plain.read(named: name, in: root.fd)
+                // Read past a writer's lock: maybe half-written, so no stamp vouches for it.
+                if case .item(let item) = unlocked.scan { add(item, stamp: 0) }
+                sources.follow(name)
+                releaseWaiters.wait(for: name)
+            }
+        }
+    }
+}

@@ -1,0 +1,374 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+
+/// The index file: a snapshot of every item, then a journal of the changes
+/// applied since, appended as they happen.
+///
+///     "QFSINDEX"  header length (8)  header checksum (8)  header
+///     body: the snapshot's items (`IndexedItem`), `itemCount` of them,
+///           then each view's order (`StoredViewOrders`)
+///     journal: records, each  length (8)  checksum (8)  kind (1)  payload
+///
+/// The header names what the index describes (the backing directory's
+/// path, device and inode; the field sources items were read with; the
+/// queryfs version that wrote it) and checks the body. A header or body
+/// that fails its checksum, or a file that does not begin with the magic,
+/// is corrupt; one for another directory is foreign; one written by another
+/// version or with other field sources is outdated. None of them is used.
+/// A journal record that fails its checksum ends the journal (a write torn
+/// by a crash): what came before it stands. Whether the index is current is
+/// not the file's to say: a mount keeping it current says so in its lock
+/// (`IndexLock`); otherwise readers compare stamps (`IndexReconciler`).
+enum IndexFile {
+    static let magic = Array("QFSINDEX".utf8)
+    static let formatVersion: UInt64 = 4
+    /// Raised whenever reading an item changes what it yields (a parser
+    /// fix): items indexed by an older reading are then read again, even
+    /// within one queryfs version.
+    static let scanRevision = 1
+
+    /// What an index must describe to be used.
+    struct Identity: Equatable, Sendable {
+        var backingPath: String
+        var device: UInt64
+        var inode: UInt64
+        var sources: FieldSources
+        var payloadLimit: Int
+        var version = Identity.currentVersion
+        static let currentVersion = QueryFSVersion.string + "/" + String(IndexFile.scanRevision)
+        /// The ignore patterns the writer left out items by. Items are read
+        /// for names an index lacks, so other patterns never make it wrong
+        /// when stamps are compared; an index is answered from without
+        /// comparing only when they are the reader's (`IndexedCatalog`).
+        var ignorePatterns: [String] = []
+
+        init(backing: BackingDirectory, sources: FieldSources, payloadLimit: Int, ignorePatterns: [String]) throws(SystemError) {
+            var status = stat()
+            guard fstat(backing.fd, &status) == 0 else { throw SystemError.current("stat", path: backing.path) }
+            backingPath = backing.path
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            self.sources = sources
+            self.payloadLimit = payloadLimit
+            self.ignorePatterns = ignorePatterns
+        }
+
+        init(backingPath: String, device: UInt64, inode: UInt64, sources: FieldSources, payloadLimit: Int, version: String) {
+            self.backingPath = backingPath
+            self.device = device
+            self.inode = inode
+            self.sources = sources
+            self.payloadLimit = payloadLimit
+            self.version = version
+        }
+
+        /// Whether items read as `other` says serve where this is wanted:
+        /// the same directory, version and field sources, and every payload
+        /// key wanted kept (an index may keep more).
+        func accepts(_ other: Identity) -> Rejection? {
+            guard other.device == device, other.inode == inode else {
+                return .foreign("it describes \(other.backingPath) (device \(other.device), inode \(other.inode)), not this directory")
+            }
+            guard other.version == version else { return .outdated("written by queryfs \(other.version), this is \(version)") }
+            var mine = sources, theirs = other.sources
+            mine.extraKeyPaths = []
+            theirs.extraKeyPaths = []
+            guard mine == theirs, other.payloadLimit == payloadLimit else { return .outdated("the field sources have changed") }
+            let missing = sources.extraKeyPaths.subtracting(other.sources.extraKeyPaths)
+            guard missing.isEmpty else { return .outdated("it keeps no \(missing.sorted().joined(separator: ", "))") }
+            return nil
+        }
+
+        fileprivate func encode(into writer: inout IndexWriter) {
+            writer.string(version)
+            writer.string(backingPath)
+            writer.integer(device)
+            writer.integer(inode)
+            for list in [sources.title, sources.archived, sources.tags, sources.url, sources.extraKeyPaths.sorted()] {
+                writer.integer(list.count)
+                for key in list { writer.string(key) }
+            }
+            writer.integer(payloadLimit)
+            writer.integer(sources.conflicts.markers.count)
+            for marker in sources.conflicts.markers { writer.string(marker) }
+            writer.byte((sources.conflicts.numberedCopies ? 1 : 0) | (sources.conflicts.gitMarkers ? 2 : 0))
+            writer.integer(ignorePatterns.count)
+            for pattern in ignorePatterns { writer.string(pattern) }
+        }
+
+        fileprivate static func decode(from reader: inout IndexReader) throws(IndexDecodingError) -> Identity {
+            let version = try reader.string()
+            let path = try reader.string()
+            let device = try reader.integer()
+            let inode = try reader.integer()
+            var lists: [[String]] = []
+            for _ in 0..<5 {
+                var list: [String] = []
+                for _ in 0..<(try reader.count()) { list.append(try reader.string()) }
+                lists.append(list)
+            }
+            var sources = FieldSources()
+            (sources.title, sources.archived, sources.tags, sources.url) = (lists[0], lists[1], lists[2], lists[3])
+            sources.extraKeyPaths = Set(lists[4])
+            let payloadLimit = try reader.int()
+            var markers: [String] = []
+            for _ in 0..<(try reader.count()) { markers.append(try reader.string()) }
+            let flags = try reader.byte()
+            sources.conflicts.markers = markers
+            sources.conflicts.numberedCopies = flags & 1 != 0
+            sources.conflicts.gitMarkers = flags & 2 != 0
+            var identity = Identity(backingPath: path, device: device, inode: inode, sources: sources,
+                                    payloadLimit: payloadLimit, version: version)
+            for _ in 0..<(try reader.count()) { identity.ignorePatterns.append(try reader.string()) }
+            return identity
+        }
+    }
+
+    /// Why an index file was not used.
+    enum Rejection: Error, CustomStringConvertible, Equatable {
+        case missing
+        case unreadable(String)
+        case corrupt(String)
+        case foreign(String)
+        case outdated(String)
+
+        var description: String {
+            switch self {
+            case .missing: "there is none yet"
+            case .unreadable(let why): "it cannot be read: \(why)"
+            case .corrupt(let why): "it is corrupt (\(why))"
+            case .foreign(let why): "it is not this directory's (\(why))"
+            case .outdated(let why): "it is outdated (\(why))"
+            }
+        }
+    }
+
+    /// One change appended to the journal.
+    enum Record {
+        case upsert(IndexedItem)
+        case remove(ItemName)
+
+        func encode(into writer: inout IndexWriter) {
+            switch self {
+            case .upsert(let indexed):
+                writer.byte(1)
+                indexed.encode(into: &writer)
+            case .remove(let name):
+                writer.byte(2)
+                writer.data(name.bytes)
+            }
+        }
+    }
+
+    /// An index as read: its items, and what the file said about them.
+    struct Contents {
+        var identity: Identity
+        /// In no particular order.
+        var items: [IndexedItem]
+        var bodyBytes: Int
+        var journalBytes: Int
+        /// A record was torn or failed its checksum (the writer died mid-write).
+        var tornJournal: Bool
+        /// The views' orders as of the snapshot, positions into `items`;
+        /// empty once a journal record was replayed (they no longer hold).
+        var viewOrders = StoredViewOrders()
+
+        /// The items by name (for comparing with BACKING's listing).
+        func byName() -> [ItemName: IndexedItem] {
+            var byName: [ItemName: IndexedItem] = [:]
+            byName.reserveCapacity(items.count)
+            for item in items { byName[item.item.name] = item }
+            return byName
+        }
+    }
+
+    // MARK: Writing
+
+    /// The whole file for `items`, with the views' orders as positions into them.
+    static func snapshot(_ items: some Collection<IndexedItem>, identity: Identity,
+                         viewOrders: StoredViewOrders = StoredViewOrders()) -> [UInt8]
+    {
+        var body = IndexWriter(capacity: items.count * 192)
+        for item in items { item.encode(into: &body) }
+        viewOrders.encode(into: &body)
+        var header = IndexWriter()
+        header.integer(formatVersion)
+        identity.encode(into: &header)
+        header.integer(items.count)
+        header.fixed64(UInt64(body.bytes.count))
+        header.fixed64(IndexChecksum.of(body.bytes))
+        var file = IndexWriter(capacity: 24 + header.bytes.count + body.bytes.count)
+        file.append(magic)
+        file.fixed64(UInt64(header.bytes.count))
+        file.fixed64(IndexChecksum.of(header.bytes))
+        file.append(header.bytes)
+        file.append(body.bytes)
+        return file.bytes
+    }
+
+    /// The bytes that append `records` to the journal, each checked on its own.
+    static func journal(_ records: [Record]) -> [UInt8] {
+        var out = IndexWriter()
+        for record in records {
+            var payload = IndexWriter()
+            record.encode(into: &payload)
+            out.fixed64(UInt64(payload.bytes.count))
+            out.fixed64(IndexChecksum.of(payload.bytes))
+            out.append(payload.bytes)
+        }
+        return out.bytes
+    }
+
+    /// Whether the file at `path` may be replaced or removed: absent, empty,
+    /// or an index (a mistyped `--index ~/notes.txt` must not cost the notes).
+    static func mayReplace(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return errno == ENOENT }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else { return false }
+        var head = [UInt8](repeating: 0, count: magic.count)
+        let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return got == 0 || got == magic.count && head == magic
+    }
+
+    /// Replaces the file at `location` whole (a reader sees the old file or
+    /// the new one), readable by its owner alone: titles are private.
+    static func replace(at location: IndexLocation, with bytes: [UInt8]) throws(SystemError) {
+        let path = location.path
+        let slash = path.lastIndex(of: "/") ?? path.startIndex
+        let folder = path[..<slash].isEmpty ? "/" : String(path[..<slash])
+        let name = Array(path[path.index(after: slash)...].utf8)
+        let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dirfd >= 0 else { throw SystemError.current("open", path: folder) }
+        defer { close(dirfd) }
+        try AtomicFile.replace(name, in: dirfd, with: bytes, newFileMode: 0o600)
+    }
+
+    // MARK: Reading
+
+    /// Reads the index at `path`; `wanted` says which directory and sources it must describe.
+    static func read(path: String, wanted: Identity) -> Result<Contents, Rejection> {
+        let bytes: [UInt8]
+        switch readWhole(path) {
+        case .success(let read): bytes = read
+        case .failure(let rejection): return .failure(rejection)
+        }
+        let decoded: Result<Contents, IndexDecodingError> = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(IndexDecodingError) in try decode(buffer) }
+        }
+        switch decoded {
+        case .failure(let error): return .failure(error.isOtherFormat ? .outdated(error.description) : .corrupt(error.description))
+        case .success(let contents):
+            if let rejection = wanted.accepts(contents.identity) { return .failure(rejection) }
+            return .success(contents)
+        }
+    }
+
+    /// `checkingSums` false: for the fuzzer, which could not otherwise get
+    /// past a checksum to the decoding behind it.
+    static func decode(_ buffer: UnsafeBufferPointer<UInt8>, checkingSums: Bool = true) throws(IndexDecodingError) -> Contents {
+        guard buffer.count >= magic.count + 16, Array(buffer.prefix(magic.count)) == magic else {
+            throw IndexDecodingError("not a queryfs index")
+        }
+        var reader = IndexReader(buffer, offset: magic.count)
+        let headerLength = try reader.fixed64()
+        let headerChecksum = try reader.fixed64()
+        guard headerLength <= UInt64(reader.remaining) else { throw IndexDecodingError("the header runs past the end") }
+        let headerStart = reader.offset
+        let headerBytes = UnsafeBufferPointer(rebasing: buffer[headerStart..<headerStart + Int(headerLength)])
+        guard !checkingSums || IndexChecksum.of(headerBytes) == headerChecksum else { throw IndexDecodingError("the header's checksum does not match") }
+        var header = IndexReader(headerBytes)
+        let version = try header.integer()
+        guard version == formatVersion else { throw IndexDecodingError("written in format \(version), this is \(formatVersion)", isOtherFormat: true) }
+        let identity = try Identity.decode(from: &header)
+        let itemCount = try header.integer()
+        let bodyLength = try header.fixed64()
+        let bodyChecksum = try header.fixed64()
+        let bodyStart = headerStart + Int(headerLength)
+        guard bodyLength <= UInt64(buffer.count - bodyStart), itemCount <= bodyLength else {
+            throw IndexDecodingError("the body runs past the end")
+        }
+        let bodyEnd = bodyStart + Int(bodyLength)
+        let body = UnsafeBufferPointer(rebasing: buffer[bodyStart..<bodyEnd])
+        guard !checkingSums || IndexChecksum.of(body) == bodyChecksum else { throw IndexDecodingError("the items' checksum does not match") }
+        var items: [IndexedItem] = []
+        items.reserveCapacity(Int(itemCount))
+        var bodyReader = IndexReader(body)
+        for _ in 0..<itemCount { items.append(try IndexedItem.decode(from: &bodyReader)) }
+        var viewOrders = try StoredViewOrders.decode(from: &bodyReader, itemCount: items.count)
+        guard bodyReader.isAtEnd else { throw IndexDecodingError("bytes left after the views' orders") }
+        // The journal: replayed up to its first torn record, by name (the
+        // table is made only when there is a journal to replay).
+        var journal = IndexReader(buffer, offset: bodyEnd)
+        var position: [ItemName: Int] = [:]
+        if !journal.isAtEnd {
+            position.reserveCapacity(items.count)
+            for (index, item) in items.enumerated() { position[item.item.name] = index }
+        }
+        var removed = 0, replayed = 0
+        var torn = false
+        while !journal.isAtEnd {
+            guard let length = try? journal.fixed64(), let checksum = try? journal.fixed64(),
+                  length <= UInt64(journal.remaining)
+            else {
+                torn = true
+                break
+            }
+            let start = journal.offset
+            let payload = UnsafeBufferPointer(rebasing: buffer[start..<start + Int(length)])
+            guard !checkingSums || IndexChecksum.of(payload) == checksum else {
+                torn = true
+                break
+            }
+            journal.skip(Int(length))
+            replayed += 1
+            var record = IndexReader(payload)
+            switch try record.byte() {
+            case 1:
+                let indexed = try IndexedItem.decode(from: &record)
+                if let at = position[indexed.item.name] {
+                    items[at] = indexed
+                } else {
+                    position[indexed.item.name] = items.count
+                    items.append(indexed)
+                }
+            case 2:
+                // Marked by an empty name, swept below: removing from the middle would move every later item.
+                if let at = position.removeValue(forKey: ItemName(try record.data())) {
+                    items[at].item.name = ItemName([])
+                    removed += 1
+                }
+            case let kind: throw IndexDecodingError("a journal record of unknown kind \(kind)")
+            }
+        }
+        if removed > 0 { items.removeAll { $0.item.name.bytes.isEmpty } }
+        if replayed > 0 || torn { viewOrders = StoredViewOrders() }
+        return Contents(identity: identity, items: items, bodyBytes: Int(bodyLength),
+                        journalBytes: buffer.count - bodyEnd, tornJournal: torn, viewOrders: viewOrders)
+    }
+
+    /// The file's bytes: a regular file of this user's (opened without
+    /// blocking or following a link, as payloads are: a FIFO planted there
+    /// must not hang the mount).
+    private static func readWhole(_ path: String) -> Result<[UInt8], Rejection> {
+        var otherOwner: uid_t?
+        let read: Result<[UInt8], SystemError> = path.withCString { cPath in
+            Result { () throws(SystemError) in
+                try DirectoryReader.readFile(cPath, in: AT_FDCWD, expectedSize: 0, limit: 1 << 40) { status in
+                    guard status.st_uid != geteuid() else { return nil }
+                    otherOwner = status.st_uid
+                    return SystemError(errno: EPERM, operation: "open")
+                }
+            }
+        }
+        switch read {
+        case .success(let bytes): return .success(bytes)
+        case .failure(let error):
+            if let otherOwner { return .failure(.foreign("it belongs to user \(otherOwner), not to this one")) }
+            return .failure(error.errno == ENOENT ? .missing : .unreadable(error.message))
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import QueryFSEngine
+/// Which items of an index still describe BACKING, found by stats alone:
+/// an item whose stamp (`ItemStamp`: inode, size, mode, mtime and ctime of
+/// each of its files and folders) is the one it was read at has not changed,
+/// and is taken from the index without reading its payload. Anything else —
+/// a new name, another stamp, a stamp the index could not vouch for (0) —
+/// is read again. Names the index holds that BACKING no longer lists are
+/// simply not asked about.
+enum IndexReconciler {
+    /// For each of `names`, its indexed item if unchanged, else nil.
+    static func unchanged(_ names: [ItemName], in index: [ItemName: IndexedItem], root: BackingDirectory,
+                          threads: Int = Scanner.defaultThreads) -> [IndexedItem?]
+    {
+        let stamper = Scanner()
+        return parallelMap(names, threads: threads, minimumCount: 256) { name -> IndexedItem? in
+            guard let indexed = index[name], indexed.stamp != 0,
+                  let current = stamper.stamp(named: name, in: root.fd) else { return nil }
+            return (current.value == 0 ? 1 : current.value) == indexed.stamp ? indexed : nil
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import QueryFSEngine
+/// `queryfs ls`, `views` and `status` on a backing directory, through its
+/// index file:
+///
+/// - a mount keeping the index current (its lock says "mount PID"), or
+///   `--trust-index`: the items come from the index, BACKING is not read;
+/// - otherwise every item is stamped (stats only) and only those whose
+///   stamp changed since the index was written are read; what was read is
+///   written back as a new index when no mount holds it, so the next
+///   command reads nothing that did not change;
+/// - no usable index: every item is read, and an index written.
+package enum IndexedCatalog {
+    /// How the items were had, for `queryfs status`.
+    package struct Use: Sendable {
+        package var path: String
+        /// "kept current by mount PID", "trusted", "stamps compared", or why it was not used.
+        package var how: String
+        package var itemsRead = 0
+    }
+
+    package static func load(backing path: String, configuration: Configuration, sources extra: FieldSources,
+                            index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
+    {
+        let root = try BackingDirectory(path: path)
+        let sources = configuration.readingSources(adding: extra)
+        let viewSet = configuration.viewSet
+        let scanner = Scanner(sources: sources)
+        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit,
+                                              ignorePatterns: configuration.ignore)
+        let location = settings.location
+        if let refusal = location.refusal(backing: root.path) {
+            return (try Catalog.load(backing: path, configuration: configuration, sources: extra), Use(path: location.path, how: "not used: " + refusal))
+        }
+        let holder = IndexLock.holder(location)
+        let keptByMount = holder?.hasPrefix("mount ") == true
+        let ignored = { (name: ItemName) in configuration.ignores(name.description) }
+        var use = Use(path: location.path, how: "")
+        var indexed: [ItemName: IndexedItem] = [:]
+        var writtenWith = identity
+        switch IndexFile.read(path: location.path, wanted: identity) {
+        case .success(let contents):
+            // A mount's index lacks what that mount ignores: trusted only under the same patterns.
+            let sameIgnores = contents.identity.ignorePatterns == configuration.ignore
+            if keptByMount && sameIgnores || settings.trust {
+                use.how = keptByMount && !settings.trust ? "kept current by \(holder!)" : "trusted (--trust-index)"
+                var items = contents.items.map { $0.item }.filter { !ignored($0.name) }
+                sources.conflicts.markNumberedCopies(&items)
+                return (Catalog(items: items, viewSet: viewSet), use)
+            }
+            indexed = contents.byName()
+            // Read what changed with every key the index keeps, so the index written back keeps them too.
+            writtenWith.sources.extraKeyPaths.formUnion(contents.identity.sources.extraKeyPaths)
+            use.how = "stamps compared"
+        case .failure(let rejection):
+            use.how = "not used: \(rejection)"
+        }
+        var reader = scanner
+        reader.sources = writtenWith.sources
+        let names = try root.itemNames().filter { !ignored($0) }
+        let kept = IndexReconciler.unchanged(names, in: indexed, root: root)
+        var entries: [IndexedItem] = []
+        entries.reserveCapacity(names.count)
+        var unread: [ItemName] = []
+        for (name, entry) in zip(names, kept) {
+            if let entry { entries.append(entry) } else { unread.append(name) }
+        }
+        let reads = parallelMap(unread, threads: Scanner.defaultThreads) { reader.read(named: $0, in: root.fd) }
+        for read in reads {
+            if case .item(let item) = read.scan { entries.append(IndexedItem(item: item, stamp: read.settledStamp)) }
+        }
+        use.itemsRead = unread.count
+        // Written back only when something changed, and never under a mount's feet.
+        if holder == nil, !unread.isEmpty || indexed.count != entries.count, IndexFile.mayReplace(location.path) {
+            switch IndexLock.take(location) {
+            case .acquired(let lock):
+                do {
+                    try IndexFile.replace(at: location, with: IndexFile.snapshot(entries, identity: writtenWith))
+                } catch {
+                    use.how += "; not written back: \(error.operation): \(error.message)"
+                }
+                withExtendedLifetime(lock) {}
+            case .held: break  // a mount started meanwhile: it keeps the index now
+            case .failed(let error): use.how += "; not written back: \(error.operation): \(error.message)"
+            }
+        }
+        var items = entries.map(\.item)
+        sources.conflicts.markNumberedCopies(&items)
+        return (Catalog(items: items, viewSet: viewSet), use)
+    }
+}

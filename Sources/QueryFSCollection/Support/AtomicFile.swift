@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+
+/// Replaces a file whole: the new bytes go to a hidden file beside it,
+/// flushed, with the old file's mode and owner, and are renamed over it, so
+/// a reader (or a crash) sees the old file or the new one, never half of
+/// one, and the folder is flushed after the rename, so what the caller was
+/// told is what a crash leaves. A file edited by root for another user stays
+/// that user's.
+enum AtomicFile {
+    /// Writes `bytes` as `name` in the folder `dirfd`. `template`: the
+    /// status to copy mode and owner from when the file does not exist yet
+    /// (a new payload takes its bundle's owner); `newFileMode`: the mode of a file made anew.
+    static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
+                        newFileMode: mode_t = 0o644) throws(SystemError) {
+        let display = String(decoding: name, as: UTF8.self)
+        var old = stat()
+        let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
+        let mode: mode_t = exists ? old.st_mode & 0o7777 : newFileMode
+        let owner: (uid_t, gid_t)? = exists ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
+        let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        let fd = temporary.withCString { name in retryingOnEINTR { openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) } }
+        guard fd >= 0 else { throw SystemError.current("create", path: display) }
+        var failure: SystemError?
+        do {
+            try writeAll(bytes, to: fd, path: display)
+        } catch {
+            failure = error
+        }
+        if failure == nil, let (uid, gid) = owner, uid != geteuid() || gid != getegid(), fchown(fd, uid, gid) != 0, errno != EPERM {
+            failure = SystemError.current("chown", path: display)
+        }
+        if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError.current("chmod", path: display) }
+        if failure == nil, retryingOnEINTR({ fsync(fd) }) != 0 { failure = SystemError.current("fsync", path: display) }
+        // A network filesystem may report a write's failure only here.
+        if close(fd) != 0, failure == nil { failure = SystemError.current("close", path: display) }
+        if failure == nil, temporary.withCString({ from in name.withCString { to in renameat(dirfd, from, dirfd, to) } }) != 0 {
+            failure = SystemError.current("rename", path: display)
+        }
+        if let failure {
+            _ = temporary.withCString { unlinkat(dirfd, $0, 0) }
+            throw failure
+        }
+        // The rename is durable once the folder is: a crash before this
+        // could bring back the old file after the caller was told of the new.
+        try syncFolder(dirfd, path: display)
+    }
+
+    /// fsync of the folder `dirfd` names (opened anew: `dirfd` may be O_PATH).
+    static func syncFolder(_ dirfd: Int32, path: String) throws(SystemError) {
+        let folder = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { throw SystemError.current("open the folder of", path: path) }
+        defer { close(folder) }
+        guard retryingOnEINTR({ fsync(folder) }) == 0 else { throw SystemError.current("fsync the folder of", path: path) }
+    }
+}

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+
+/// What system call the thread behind a FUSE request is in, read from
+/// `/proc/<tid>/syscall` (the thread sleeps in the kernel until we reply,
+/// so the file is stable while we read it).
+///
+/// Why: `mkdir query/<query>` first looks the name up, and every name that
+/// parses is a folder there, so the kernel would answer EEXIST without ever
+/// asking us to make it. A lookup on behalf of mkdir must say ENOENT for a
+/// query not saved yet; only the caller's system call tells the two apart.
+package enum CallerSyscall {
+    package enum Answer { case makingDirectory, other, unreadable }
+
+    /// Whether thread `tid` is in mkdir/mkdirat; `unreadable` if that cannot
+    /// be read (another user's process under a restrictive ptrace policy,
+    /// such as Yama's `ptrace_scope` 1, Ubuntu's default).
+    package static func answer(for tid: pid_t) -> Answer {
+        guard tid > 0 else { return .other }  // a request the kernel makes itself
+        guard let field = firstField(of: tid) else { return .unreadable }
+        // "running", or -1 outside a system call: not mkdir either way.
+        guard let number = Int(field) else { return .other }
+        return mkdirNumbers.contains(number) ? .makingDirectory : .other
+    }
+
+    /// Whether this process may read other users' `/proc/<tid>/syscall`
+    /// the way `answer` needs: as root, or where Yama does not restrict ptrace.
+    package static var readsOtherProcesses: Bool {
+        if geteuid() == 0 { return true }
+        let fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return true }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        return read(fd, &byte, 1) == 1 && byte == UInt8(ascii: "0")
+    }
+
+    #if arch(x86_64)
+    static let mkdirNumbers: Set<Int> = [83, 258]   // mkdir, mkdirat
+    #elseif arch(arm64)
+    static let mkdirNumbers: Set<Int> = [34]        // mkdirat (arm64 has no mkdir)
+    #else
+    static let mkdirNumbers: Set<Int> = []
+    #endif
+
+    /// The first field of `/proc/<tid>/syscall`: the system call number
+    /// ("running" or -1 when not in one); nil if the file cannot be read.
+    private static func firstField(of tid: pid_t) -> String? {
+        let fd = open("/proc/\(tid)/syscall", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].prefix { $0 != 0x20 && $0 != 0x0A }, as: UTF8.self)
+    }
+}

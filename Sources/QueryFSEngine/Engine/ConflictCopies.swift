@@ -1,0 +1,128 @@
+/// How an item is a conflict copy (the `conflict` field, the `conflicts/` folder).
+package enum ConflictKind: UInt8, Sendable, Equatable {
+    /// A sync tool's copy, known by a marker in its name: Syncthing's
+    /// `.sync-conflict-DATE-TIME-DEVICE`, Dropbox's and Nextcloud's
+    /// `(… conflicted copy …)`, ownCloud's `_conflict-DATE-TIME`.
+    case syncCopy = 1
+    /// `X 2.ext` or `X (1).ext` beside an item `X.ext` (a file manager's or sync tool's second copy).
+    case numberedCopy = 2
+    /// A payload holding git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`).
+    case gitMarkers = 3
+
+    /// The `conflict` field's value.
+    package var text: String {
+        switch self {
+        case .syncCopy: "sync copy"
+        case .numberedCopy: "numbered copy"
+        case .gitMarkers: "git markers"
+        }
+    }
+}
+
+/// Which items are conflict copies, and of what: configurable in
+/// `.queryfs.toml` (`[conflicts]`). Cheap by design — substring searches
+/// on names, one scan of payload bytes — since every item is tested at
+/// every read.
+package struct ConflictPatterns: Equatable, Sendable {
+    /// Name infixes that mark a sync tool's copy. The original's name is
+    /// the copy's without the marker and what follows it up to the
+    /// extension; a marker inside parentheses takes the parenthesized part
+    /// with it (`X (Jo's conflicted copy 2024-05-01).ext` → `X.ext`).
+    package var markers: [String] = [".sync-conflict-", "conflicted copy", "_conflict-"]
+    /// `X 2.ext` and `X (1).ext` are copies of `X.ext` when that exists.
+    package var numberedCopies = true
+    /// Payloads with git conflict markers are conflicts.
+    package var gitMarkers = true
+
+    package init() {}
+
+    /// The original of a sync tool's copy named `name`, nil if the name carries no marker.
+    package func originalOfSyncCopy(_ name: ItemName) -> ItemName? {
+        let bytes = name.bytes
+        for marker in markers where !marker.isEmpty {
+            guard let at = Self.firstIndex(of: Array(marker.utf8), in: bytes), at > 0 else { continue }
+            var start = at
+            // Inside "( … )": the parenthesized part goes, with the space before it.
+            if let open = bytes[..<at].lastIndex(of: UInt8(ascii: "(")), !bytes[open..<at].contains(UInt8(ascii: ")")) {
+                start = open > 0 && bytes[open - 1] == UInt8(ascii: " ") ? open - 1 : open
+            }
+            let rest = bytes[(at + marker.utf8.count)...]
+            let ext = rest.lastIndex(of: UInt8(ascii: ".")).map { Array(bytes[$0...]) } ?? []
+            guard start > 0 else { continue }
+            return ItemName(Array(bytes[..<start]) + ext)
+        }
+        return nil
+    }
+
+    /// The name `name` would be a numbered copy of (`X 2.ext`, `X (1).ext` → `X.ext`), nil if not shaped so.
+    package func originalOfNumberedCopy(_ name: ItemName) -> ItemName? {
+        guard numberedCopies else { return nil }
+        let bytes = name.bytes
+        let dot = name.extensionDot
+        var stem = dot.map { Array(bytes[..<$0]) } ?? bytes
+        let ext = dot.map { Array(bytes[$0...]) } ?? []
+        let parenthesized = stem.last == UInt8(ascii: ")")
+        if parenthesized { stem.removeLast() }
+        var digits = 0
+        // One or two digits: "Taxes 2023.pdf" beside "Taxes.pdf" is no copy.
+        while let last = stem.last, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(last), digits < 3 {
+            stem.removeLast()
+            digits += 1
+        }
+        guard digits > 0, digits <= 2 else { return nil }
+        if parenthesized {
+            guard stem.last == UInt8(ascii: "(") else { return nil }
+            stem.removeLast()
+        }
+        guard stem.last == UInt8(ascii: " "), stem.count > 1 else { return nil }
+        stem.removeLast()
+        return ItemName(stem + ext)
+    }
+
+    /// Whether payload bytes hold git conflict markers: a line starting
+    /// `<<<<<<< `, and later ones `=======` and `>>>>>>> `.
+    package func hasGitMarkers(_ payload: [UInt8]) -> Bool {
+        guard gitMarkers else { return false }
+        let open = Array("<<<<<<<".utf8), middle = Array("=======".utf8), close = Array(">>>>>>>".utf8)
+        var seen = 0
+        var lineStart = 0
+        let count = payload.count
+        while lineStart < count {
+            let wanted = seen == 0 ? open : seen == 1 ? middle : close
+            if count - lineStart >= wanted.count, payload[lineStart..<lineStart + wanted.count].elementsEqual(wanted) {
+                seen += 1
+                if seen == 3 { return true }
+            }
+            guard let newline = payload[lineStart...].firstIndex(of: 0x0A) else { break }
+            lineStart = newline + 1
+        }
+        return false
+    }
+
+    /// Marks the numbered copies among `items` whose original is there too
+    /// (and unmarks those whose original is not), in place.
+    /// Returns whether any item's mark changed.
+    @discardableResult
+    package func markNumberedCopies(_ items: inout [Item]) -> Bool {
+        guard numberedCopies else { return false }
+        let candidates = items.indices.filter { items[$0].conflict == nil || items[$0].conflict == .numberedCopy }
+            .compactMap { index in originalOfNumberedCopy(items[index].name).map { (index, $0) } }
+        guard !candidates.isEmpty else { return false }
+        let names = Set(items.map(\.name))
+        var changed = false
+        for (index, original) in candidates {
+            let before = items[index]
+            items[index].setConflict(names.contains(original) ? .numberedCopy : nil, of: original)
+            if items[index] != before { changed = true }
+        }
+        return changed
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<start + needle.count].elementsEqual(needle) { return start }
+        }
+        return nil
+    }
+}

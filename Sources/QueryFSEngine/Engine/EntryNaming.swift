@@ -1,0 +1,161 @@
+/// How a view's entries are named and where they point (SPEC §3 "Entries of
+/// a view"): `<rank> <title>.<ext>`, at most 255 bytes, symlinking into
+/// `bundles/`.
+package enum EntryNaming {
+    package static let maximumNameLength = 255
+
+    /// Sanitizes a title or tag for use in a file name: `/` → `∕` (U+2215),
+    /// control characters → space, invalid UTF-8 already U+FFFD (Swift
+    /// strings hold valid Unicode), leading and trailing white space trimmed.
+    package static func sanitize(_ text: String) -> String {
+        if isAlreadySafe(text) { return text }
+        return trimWhitespace(replacingUnsafeCharacters(in: text))
+    }
+
+    /// Fast path: printable ASCII without `/`, not starting or ending with a
+    /// space — most titles — needs no change.
+    private static func isAlreadySafe(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last, first != 0x20, last != 0x20 else { return false }
+        return utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2F || $0 == 0x20 }
+    }
+
+    /// `/` → `∕` and control characters → space, without trimming.
+    static func replacingUnsafeCharacters(in text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x2F: scalars.append("\u{2215}")
+            case 0x00...0x1F, 0x7F: scalars.append(" ")
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
+    static func trimWhitespace(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[first...last])
+    }
+
+    /// The title as it appears in entry names: sanitized, falling back to the
+    /// item's name without `.ext` when nothing is left. (If even that is only
+    /// white space, it is kept untrimmed so the entry still has a title.)
+    package static func displayTitle(of item: Item) -> String {
+        let title = sanitize(item.title)
+        if !title.isEmpty { return title }
+        let stem = sanitize(item.name.stem)
+        return stem.isEmpty ? replacingUnsafeCharacters(in: item.name.stem) : stem
+    }
+
+    /// The title and extension an entry shows under `naming`: the item's
+    /// own, or (`clashingItem`) the name of the item it clashes with, split
+    /// and sanitized as a name without a title is.
+    package static func entryTitle(of item: Item, naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
+        if naming == .clashingItem, let original = item.conflictOf { return clashingTitle(of: original) }
+        return (displayTitle(of: item), displayExtension(of: item))
+    }
+
+    /// What a `conflicts/` entry shows: the name of the item a copy clashes
+    /// with, split and sanitized as a name without a title is.
+    package static func clashingTitle(of original: ItemName) -> (title: String, ext: String) {
+        let stem = sanitize(original.stem)
+        let ext = original.ext
+        return (stem.isEmpty ? replacingUnsafeCharacters(in: original.stem) : stem,
+                isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext))
+    }
+
+    /// Width of the zero-padded rank: max(4, digits of the view's count).
+    package static func rankWidth(count: Int) -> Int {
+        max(4, String(count).count)
+    }
+
+    /// The entry name of the item at 1-based `rank` in a view of `count` entries.
+    package static func entryName(rank: Int, count: Int, item: Item, naming: ViewDefinition.EntryTitle = .title) -> [UInt8] {
+        let (title, ext) = entryTitle(of: item, naming: naming)
+        return entryName(rank: rank, width: rankWidth(count: count), title: title, ext: ext)
+    }
+
+    /// The extension as it appears in entry names (sanitized, not trimmed).
+    package static func displayExtension(of item: Item) -> String { displayExtension(of: item.name) }
+
+    package static func displayExtension(of name: ItemName) -> String {
+        let ext = name.ext
+        return isAlreadySafe(ext) ? ext : replacingUnsafeCharacters(in: ext)
+    }
+
+    /// The entry name from an already sanitized title and extension.
+    package static func entryName(rank: Int, width: Int, title: String, ext: String) -> [UInt8] {
+        var name: [UInt8] = []
+        name.reserveCapacity(width + 1 + title.utf8.count + 1 + ext.utf8.count)
+        appendRank(rank, width: width, to: &name)
+        name.append(UInt8(ascii: " "))
+        var suffix: [UInt8] = ext.isEmpty ? [] : [UInt8(ascii: ".")] + Array(ext.utf8)
+        // The extension is cut only when even an empty title cannot fit.
+        if name.count + suffix.count > maximumNameLength {
+            suffix = prefixOfWholeScalars(suffix, fitting: maximumNameLength - name.count)
+        }
+        let room = maximumNameLength - name.count - suffix.count
+        if title.utf8.count <= room {
+            name.append(contentsOf: title.utf8)
+        } else {
+            name += prefixOfWholeScalars(Array(title.utf8), fitting: room)
+        }
+        return name + suffix
+    }
+
+    /// Appends `rank` zero-padded to `width` digits.
+    static func appendRank(_ rank: Int, width: Int, to name: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var value = rank
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        } while value > 0
+        for _ in digits.count..<max(width, digits.count) { name.append(UInt8(ascii: "0")) }
+        name.append(contentsOf: digits.reversed())
+    }
+
+    /// The longest prefix of valid UTF-8 `bytes` made of whole scalars that fits in `limit` bytes.
+    static func prefixOfWholeScalars(_ bytes: [UInt8], fitting limit: Int) -> [UInt8] {
+        guard bytes.count > limit else { return bytes }
+        guard limit > 0 else { return [] }
+        var end = limit
+        // Back up over continuation bytes (10xxxxxx) to a scalar boundary.
+        while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return Array(bytes[..<end])
+    }
+
+    /// The folder name of a tag under `tag/`, or nil when the tag has no
+    /// folder (empty, `.` or `..` once sanitized).
+    package static func tagFolderName(_ tag: String) -> String? {
+        let sanitized = sanitize(tag)
+        let cut = String(decoding: prefixOfWholeScalars(Array(sanitized.utf8), fitting: maximumNameLength), as: UTF8.self)
+        if cut.isEmpty || cut == "." || cut == ".." { return nil }
+        return cut
+    }
+}
+
+/// Where entries point: relative into `bundles/` (the default), or absolute
+/// under the mount point (`--absolute-links`).
+package enum LinkStyle: Equatable, Sendable {
+    case relative
+    case absolute(mountPoint: String)
+
+    /// The symlink target for an item, from a view folder `depth` levels
+    /// below the mount root (1 for `by-name/`, 2 for `tag/<tag>/`).
+    package func target(for name: ItemName, depth: Int) -> [UInt8] {
+        switch self {
+        case .relative:
+            var target: [UInt8] = []
+            target.reserveCapacity(depth * 3 + 8 + name.bytes.count)
+            for _ in 0..<depth { target += Array("../".utf8) }
+            return target + Array("bundles/".utf8) + name.bytes
+        case .absolute(let mountPoint):
+            let root = mountPoint.hasSuffix("/") ? String(mountPoint.dropLast()) : mountPoint
+            return Array("\(root)/bundles/".utf8) + name.bytes
+        }
+    }
+}

@@ -1,0 +1,71 @@
+/// A view: a folder path under the mount, a filter and an order (SPEC §2).
+/// Built-in views, tag views and configured views are all just values of this.
+package struct ViewDefinition: Equatable, Sendable {
+    /// Path components under the mount root, e.g. `["by-name"]`, `["tag", "rock∕metal"]`.
+    package var path: [String]
+    package var filter: Predicate
+    package var order: Ordering
+    /// The shortest relative age in its query (seconds), if any: such a view
+    /// selects differently as time passes and is evaluated again now and then.
+    package var shortestAge: Double?
+    /// What its entries are named after (SPEC §3: the item's title).
+    package var entryTitle = EntryTitle.title
+
+    /// What a view's entries are named after, behind their rank.
+    package enum EntryTitle: Sendable, Equatable {
+        /// The item's title (every view but one).
+        case title
+        /// The name of the item the entry's item clashes with (`conflicts/`), exactly.
+        case clashingItem
+    }
+
+    package init(path: [String], filter: Predicate, order: Ordering, shortestAge: Double? = nil) {
+        self.path = path
+        self.filter = filter
+        self.order = order
+        self.shortestAge = shortestAge
+    }
+
+    /// How the entries of the folder at `path` are named (only `conflicts/` differs).
+    package static func entryTitle(forPath path: [String]) -> EntryTitle {
+        path == conflicts.path ? conflicts.entryTitle : .title
+    }
+
+    /// The path as `queryfs ls` and `queryfs views` spell it (`tag/rock∕metal`).
+    package var pathString: String { path.joined(separator: "/") }
+
+    /// How many folders below the mount root the view's entries live.
+    package var depth: Int { path.count }
+
+    package static let byName = ViewDefinition(path: ["by-name"], filter: .all, order: .titleNatural)
+    package static let byModified = ViewDefinition(path: ["by-modified"], filter: .all, order: .newestModifiedFirst)
+    package static let byCreated = ViewDefinition(path: ["by-created"], filter: .all, order: .newestCreatedFirst)
+    package static let unarchived = ViewDefinition(
+        path: ["unarchived"], filter: .compare(.archived, .equal, .bool(false)), order: .newestModifiedFirst)
+    package static let archived = ViewDefinition(
+        path: ["archived"], filter: .compare(.archived, .equal, .bool(true)), order: .newestModifiedFirst)
+
+    /// The views every mount has, whatever the data.
+    /// `conflicts/`: items a sync tool doubled (`ConflictPatterns`), by name, so that
+    /// the copies of one item sit together.
+    /// Its entries are named after the item each copy clashes with.
+    package static let conflicts: ViewDefinition = {
+        var view = ViewDefinition(path: ["conflicts"], filter: .glob(.conflict, "*"), order: Ordering([Ordering.Key(.name, ascending: true)]))
+        view.entryTitle = .clashingItem
+        return view
+    }()
+
+    package static let builtIn: [ViewDefinition] = [.byName, .byModified, .byCreated, .unarchived, .archived, .conflicts]
+
+    /// The folder that holds one view per tag.
+    package static let tagFolder = "tag"
+    /// The folder of ad-hoc query views in a mount: `query/<query>/`.
+    package static let queryFolder = "query"
+
+    /// `tag/<folder>/`: items carrying a tag that sanitizes to `folder`, newest first.
+    package static func tag(folder: String) -> ViewDefinition {
+        ViewDefinition(path: [tagFolder, folder], filter: .hasTagFolder(folder), order: .newestModifiedFirst)
+    }
+
+    package var payloadKeyPaths: Set<String> { filter.payloadKeyPaths.union(order.payloadKeyPaths) }
+}

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+import QueryFSCollection
+
+/// The checks made before mounting, each failing with the one line the
+/// user needs (SPEC §3: on any error, exit non-zero and mount nothing).
+package enum MountPreflight {
+    package struct Failure: Error, CustomStringConvertible, Sendable {
+        package let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Checks MOUNTPOINT: exists, is a directory, is empty (unless `allowNonEmpty`),
+    /// is not already a mount, and is not a stale mount left by a killed daemon.
+    package static func checkMountPoint(_ path: String, allowNonEmpty: Bool) throws(Failure) {
+        var status = stat()
+        if stat(path, &status) != 0 {
+            switch errno {
+            case ENOTCONN:
+                throw Failure("\(path) is a stale mount (Transport endpoint is not connected): a queryfs daemon was killed; "
+                    + "clear it with `fusermount3 -u \(path)` (or `queryfs unmount \(path)`) and mount again")
+            case ENOENT:
+                throw Failure("mount point \(path) does not exist")
+            default:
+                throw Failure("mount point \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw Failure("mount point \(path) is not a directory") }
+        if isMountPoint(path, status: status) {
+            throw Failure("\(path) is already a mount point (`queryfs unmount \(path)` unmounts it)")
+        }
+        if !allowNonEmpty, !isEmptyDirectory(path) {
+            throw Failure("mount point \(path) is not empty (use -o nonempty to mount over it anyway)")
+        }
+    }
+
+    /// Checks that /dev/fuse exists and can be opened.
+    package static func checkFuseDevice() throws(Failure) {
+        let fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)
+        if fd >= 0 {
+            close(fd)
+            return
+        }
+        switch errno {
+        case ENOENT: throw Failure("/dev/fuse does not exist: load the fuse module (`modprobe fuse`) or give the container the device")
+        case EACCES, EPERM: throw Failure("not permitted to open /dev/fuse: run as root, or as a user allowed to use FUSE")
+        default: throw Failure("cannot open /dev/fuse: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func isMountPoint(_ path: String, status: stat) -> Bool {
+        var parent = stat()
+        guard stat(path + "/..", &parent) == 0 else { return false }
+        if parent.st_dev != status.st_dev { return true }
+        // Same device (a bind mount of the same filesystem): ask the mount table.
+        let absolute = resolvedPath(path) ?? path
+        return MountTable.mounts().contains { $0.mountPoint == absolute }
+    }
+
+    static func isEmptyDirectory(_ path: String) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if name != [0x2E] && name != [0x2E, 0x2E] { return false }
+        }
+        return true
+    }
+}

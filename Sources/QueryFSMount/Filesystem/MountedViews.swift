@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+import QueryFSCollection
+
+/// `queryfs ls` and `views` given a mount point: answered by the running
+/// daemon (reading its folders, which are already current), not by
+/// scanning BACKING again as if it were one.
+package enum MountedViews {
+    /// The mount point `path` names, if it is a queryfs mount, whoever
+    /// mounted it: the caller named that mount and is shown its folders, as
+    /// `ls MOUNTPOINT/VIEW` would show them. (A backing directory names data,
+    /// not a mount: `mountPoint(ofBacking:)` trusts only some mounts of it.)
+    package static func mountPoint(_ path: String) -> String? {
+        guard let resolved = resolvedPath(path) else { return nil }
+        return MountTable.mounts().first { $0.type == "fuse.queryfs" && $0.mountPoint == resolved }?.mountPoint
+    }
+
+    /// The queryfs mount of the backing directory `path` (not a mount point)
+    /// whose views are the ones `queryfs ls BACKING` would compute: its
+    /// configuration file is BACKING's own (a mount given another `--config`
+    /// shows other views), and it was made by the caller or by root: another
+    /// user's mount could list what it likes (`MountStatusFile.read(ofBacking:)`).
+    /// nil when there is none or it cannot be told; the caller then reads the
+    /// index, which is slower, never wrong.
+    package static func mountPoint(ofBacking path: String) -> String? {
+        guard let resolved = resolvedPath(path), let (mountPoint, text) = MountStatusFile.read(ofBacking: resolved),
+              mountPoint != resolved
+        else { return nil }
+        let ownConfiguration = JSON.string(resolved + "/" + Configuration.fileName)
+        return MountStatusFile.has(MountStatusFile.configurationFileField, value: ownConfiguration, in: text) ? mountPoint : nil
+    }
+
+    /// A view's entries (name, symlink target) in order, or nil if the mount
+    /// has no such view; a name that is not a view is asked as a query.
+    /// Targets are read only when asked for (`withTargets`): a readlink each
+    /// is a round trip to the daemon (100,000 of them: 7 s).
+    package static func entries(mountPoint: String, view: String, withTargets: Bool) -> [(name: [UInt8], target: [UInt8])]? {
+        let reserved = ["", ".", "..", QueryFilesystem.bundlesName, QueryFilesystem.controlName]
+        // `tag/../bundles` would list BACKING's names as if they were a view's.
+        let walksOut = view.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." }
+        guard !reserved.contains(view), !view.hasPrefix("/"), !walksOut else { return nil }
+        for path in [mountPoint + "/" + view, mountPoint + "/" + ViewDefinition.queryFolder + "/" + view] {
+            let fd = DirectoryReader.openForReading(path)
+            guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { continue }
+            return entries.map { entry in
+                guard withTargets else { return (entry.name, []) }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let full = Array((path + "/").utf8) + entry.name + [0]
+                let count = full.withUnsafeBufferPointer { name in
+                    buffer.withUnsafeMutableBufferPointer { raw in
+                        readlink(UnsafeRawPointer(name.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                 UnsafeMutableRawPointer(raw.baseAddress!).assumingMemoryBound(to: CChar.self), raw.count)
+                    }
+                }
+                return (entry.name, count > 0 ? Array(buffer[0..<count]) : [])
+            }
+        }
+        return nil
+    }
+
+    /// Every view folder of the mount with its entry count, as `queryfs views` prints them.
+    package static func counts(mountPoint: String) -> [(path: String, count: Int)] {
+        var result: [(String, Int)] = []
+        func walk(_ relative: String, depth: Int) {
+            let fd = DirectoryReader.openForReading(mountPoint + "/" + relative)
+            guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { return }
+            // A folder of folders (tag/, query/, a group) is walked; a view holds symlinks.
+            let container = depth == 0 || relative == ViewDefinition.tagFolder || relative == ViewDefinition.queryFolder
+                || entries.contains { $0.type == UInt8(DT_DIR) }
+            guard container else {
+                result.append((relative, entries.count))
+                return
+            }
+            for entry in entries where entry.type == UInt8(DT_DIR) {
+                let name = String(decoding: entry.name, as: UTF8.self)
+                if depth == 0, name == QueryFilesystem.bundlesName || name == QueryFilesystem.controlName { continue }
+                walk(relative.isEmpty ? name : relative + "/" + name, depth: depth + 1)
+            }
+        }
+        walk("", depth: 0)
+        return result
+    }
+}

@@ -1,0 +1,289 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemShims
+import QueryFSEngine
+import QueryFSCollection
+
+/// A file or folder under `bundles/` that the kernel knows, and how many
+/// lookups the kernel holds (as passthrough_ll's `lo_inode`). Unlike
+/// passthrough_ll it does not keep a descriptor open for life: the kernel
+/// may know a million nodes, and a process has a few thousand descriptors.
+/// `PassthroughTable.withDescriptor` lends one, reopening it by name (and
+/// checking the inode) when the table had let it go.
+final class PassthroughNode: @unchecked Sendable {
+    let id: UInt64
+    let device: UInt64
+    let inode: UInt64
+    /// The file type bits (S_IFMT) at lookup.
+    let type: mode_t
+    /// The item (top-level entry of the backing directory) this node is in,
+    /// nil for the backing directory itself. Used to invalidate what an
+    /// item's change touches.
+    let item: ItemName?
+    /// Where the kernel last looked it up: parent node and name.
+    var parent: UInt64
+    var name: [UInt8]
+    var lookups: UInt64 = 0
+    /// What the file looked like when the watcher last invalidated it
+    /// (touched by the watcher thread only).
+    var invalidatedState: (stamp: FileChangeStamp, settled: Bool)?
+
+    // Guarded by the table's lock.
+    /// An O_PATH descriptor on the backing file, -1 while closed.
+    fileprivate var descriptor: Int32
+    /// Handlers using the descriptor now: it is not closed under them.
+    fileprivate var pins = 0
+    /// Its slot in the table's clock, -1 when not in it.
+    fileprivate var slot = -1
+    /// Used since the clock's hand last passed (second chance).
+    fileprivate var referenced = true
+
+    init(id: UInt64, fd: Int32, device: UInt64, inode: UInt64, type: mode_t, item: ItemName?, parent: UInt64, name: [UInt8]) {
+        self.id = id
+        descriptor = fd
+        self.device = device
+        self.inode = inode
+        self.type = type
+        self.item = item
+        self.parent = parent
+        self.name = name
+    }
+}
+
+/// The live passthrough nodes, by node id, and the descriptors open on
+/// them: at most `descriptorLimit`, kept by a clock (second chance), so a
+/// walk of a million files runs in a few thousand descriptors. BACKING's
+/// own descriptor is never let go.
+final class PassthroughTable: @unchecked Sendable {
+    private let lock = PlainLock()
+    private var nodes: [UInt64: PassthroughNode] = [:]
+    private var nodesOfItem: [ItemName: Set<UInt64>] = [:]
+    let root: PassthroughNode
+    /// BACKING, O_PATH, open for the mount's life.
+    let rootFD: Int32
+    /// How many node descriptors stay open at most.
+    let descriptorLimit: Int
+    private var clock: [PassthroughNode?]
+    private var hand = 0
+
+    init(backing: BackingDirectory, descriptorLimit: Int = PassthroughTable.defaultDescriptorLimit()) throws(SystemError) {
+        let fd = open(backing.path, QFS_O_PATH | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError.current("open", path: backing.path) }
+        var status = stat()
+        fstat(fd, &status)
+        rootFD = fd
+        root = PassthroughNode(id: NodeID.bundles, fd: fd, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
+                               type: S_IFDIR, item: nil, parent: NodeID.root, name: Array("bundles".utf8))
+        root.lookups = 1 << 62  // never forgotten
+        nodes[NodeID.bundles] = root
+        self.descriptorLimit = max(16, descriptorLimit)
+        clock = Array(repeating: nil, count: self.descriptorLimit)
+    }
+
+    /// A quarter of the process's descriptor limit (the rest is for open
+    /// files, directories being read, and the watcher), within 64…65,536.
+    static func defaultDescriptorLimit() -> Int {
+        guard let limit = DescriptorLimit.current else { return 65_536 }
+        return min(65_536, max(64, limit / 4))
+    }
+
+    /// How many node descriptors are open now (for tests and `queryfs status`).
+    var openDescriptorCount: Int { lock.withLock { clock.reduce(0) { $0 + ($1 == nil ? 0 : 1) } } }
+
+    func node(_ id: UInt64) -> PassthroughNode? {
+        lock.withLock { nodes[id] }
+    }
+
+    /// Runs `body` with an O_PATH descriptor on `node`'s backing file, not
+    /// closed until `body` returns. Nil, with errno set, when the descriptor
+    /// had been let go and the file cannot be found again under its name
+    /// (ESTALE: it was removed, or replaced by another file).
+    func withDescriptor<T>(_ node: PassthroughNode, _ body: (Int32) throws(SystemError) -> T) throws(SystemError) -> T {
+        let fd = try acquire(node)
+        defer { release(node) }
+        return try body(fd)
+    }
+
+    /// The same, for two nodes at once (rename, link).
+    func withDescriptors<T>(_ first: PassthroughNode, _ second: PassthroughNode,
+                            _ body: (Int32, Int32) throws(SystemError) -> T) throws(SystemError) -> T {
+        try withDescriptor(first) { (one: Int32) throws(SystemError) -> T in
+            try withDescriptor(second) { (two: Int32) throws(SystemError) -> T in try body(one, two) }
+        }
+    }
+
+    private func acquire(_ node: PassthroughNode) throws(SystemError) -> Int32 {
+        let (open, parentID, name): (Int32, UInt64, [UInt8]) = lock.withLock {
+            if node.descriptor >= 0 {
+                node.pins += 1
+                node.referenced = true
+                return (node.descriptor, 0, [])
+            }
+            return (-1, node.parent, node.name)
+        }
+        if open >= 0 { return open }
+        // Reopened by the name it was last looked up under, outside the lock
+        // (the parent's may need reopening too); the inode says it is the same file.
+        guard let parent = self.node(parentID) else { throw SystemError(errno: ESTALE, operation: "reopen") }
+        let fd = try withDescriptor(parent) { (parentFD: Int32) throws(SystemError) -> Int32 in
+            let fd = name.withCString { openat(parentFD, $0, QFS_O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+            guard fd >= 0 else { throw SystemError(errno: errno == ENOENT ? ESTALE : errno, operation: "reopen") }
+            return fd
+        }
+        var status = stat()
+        guard fstatat(fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0,
+              UInt64(status.st_ino) == node.inode, UInt64(status.st_dev) == node.device else {
+            close(fd)
+            throw SystemError(errno: ESTALE, operation: "reopen")
+        }
+        return lock.withLock {
+            if node.descriptor >= 0 {
+                close(fd)  // another handler reopened it meanwhile
+            } else {
+                node.descriptor = fd
+                keep(node)
+            }
+            node.pins += 1
+            node.referenced = true
+            return node.descriptor
+        }
+    }
+
+    private func release(_ node: PassthroughNode) {
+        lock.withLock {
+            node.pins -= 1
+            if node.pins == 0, node.slot < 0, node.descriptor >= 0, node !== root { closeDescriptor(node) }
+        }
+    }
+
+    /// Gives `node`'s open descriptor a slot, closing the descriptor of a
+    /// node neither pinned nor used since the hand last passed (under the lock).
+    private func keep(_ node: PassthroughNode) {
+        for _ in 0..<(2 * clock.count) {
+            defer { hand = (hand + 1) % clock.count }
+            guard let victim = clock[hand] else {
+                clock[hand] = node
+                node.slot = hand
+                return
+            }
+            if victim.pins == 0 && !victim.referenced {
+                victim.slot = -1
+                closeDescriptor(victim)
+                clock[hand] = node
+                node.slot = hand
+                return
+            }
+            victim.referenced = false
+        }
+        // Every slot pinned (more handlers than slots): kept outside the
+        // clock, closed when its last pin goes.
+        node.slot = -1
+    }
+
+    private func closeDescriptor(_ node: PassthroughNode) {
+        close(node.descriptor)
+        node.descriptor = -1
+    }
+
+    /// Looks `name` up in `parent` and counts one kernel lookup.
+    func lookup(_ name: UnsafePointer<CChar>, in parent: PassthroughNode) throws(SystemError) -> (PassthroughNode, stat) {
+        let fd = try withDescriptor(parent) { (parentFD: Int32) throws(SystemError) -> Int32 in
+            let fd = openat(parentFD, name, QFS_O_PATH | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { throw SystemError.current("lookup") }
+            return fd
+        }
+        var status = stat()
+        guard fstatat(fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 else {
+            let error = SystemError.current("stat")
+            close(fd)
+            throw error
+        }
+        let nameBytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
+        let item = parent.item ?? ItemName(nameBytes)
+        let id = NodeID.passthrough(backingInode: UInt64(status.st_ino))
+        let node: PassthroughNode = lock.withLock {
+            if let existing = nodes[id], existing.device == UInt64(status.st_dev) {
+                if existing.descriptor < 0 {
+                    existing.descriptor = fd
+                    keep(existing)
+                } else {
+                    close(fd)
+                }
+                existing.referenced = true
+                existing.lookups += 1
+                existing.parent = parent.id
+                existing.name = nameBytes
+                return existing
+            }
+            let created = PassthroughNode(id: id, fd: fd, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
+                                          type: status.st_mode & S_IFMT, item: item, parent: parent.id, name: nameBytes)
+            created.lookups = 1
+            if let old = nodes[id] { drop(old) }  // an inode number reused by a new file
+            nodes[id] = created
+            nodesOfItem[item, default: []].insert(id)
+            keep(created)
+            return created
+        }
+        return (node, status)
+    }
+
+    /// The kernel dropped `count` lookups of `id`.
+    func forget(_ id: UInt64, count: UInt64) {
+        lock.withLock {
+            guard let node = nodes[id], id != NodeID.bundles else { return }
+            node.lookups = node.lookups > count ? node.lookups - count : 0
+            if node.lookups == 0 {
+                nodes[id] = nil
+                if let item = node.item {
+                    nodesOfItem[item]?.remove(id)
+                    if nodesOfItem[item]?.isEmpty == true { nodesOfItem[item] = nil }
+                }
+                drop(node)
+            }
+        }
+    }
+
+    /// Takes a node out of the clock and closes its descriptor, now or when
+    /// its last pin goes (under the lock).
+    private func drop(_ node: PassthroughNode) {
+        if node.slot >= 0 {
+            clock[node.slot] = nil
+            node.slot = -1
+        }
+        if node.pins == 0, node.descriptor >= 0 { closeDescriptor(node) }
+    }
+
+    /// The nodes the kernel holds inside an item (for invalidation).
+    func nodes(inItem item: ItemName) -> [PassthroughNode] {
+        lock.withLock { (nodesOfItem[item] ?? []).compactMap { nodes[$0] } }
+    }
+}
+
+/// Enough of a file's status to tell that it has not changed since: a file
+/// whose ctime, mtime, size and inode all match changed neither data nor
+/// attributes — provided the stamp was taken well after its ctime, since
+/// the kernel stamps times at clock-tick granularity and two changes within
+/// one tick share a ctime.
+struct FileChangeStamp: Equatable {
+    var ctime: Timestamp
+    var mtime: Timestamp
+    var size: Int64
+    var inode: UInt64
+
+    init(_ status: stat) {
+        ctime = Timestamp(seconds: Int64(status.st_ctim.tv_sec), nanoseconds: UInt32(status.st_ctim.tv_nsec))
+        mtime = Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: UInt32(status.st_mtim.tv_nsec))
+        size = Int64(status.st_size)
+        inode = UInt64(status.st_ino)
+    }
+
+    /// Taken at `time`, was the stamp settled: is any later change bound to
+    /// get a later ctime?
+    func isSettled(takenAt time: Timestamp) -> Bool {
+        // In Doubles: a backing filesystem may report any ctime, and Int64
+        // nanoseconds of one far off would overflow (a trap).
+        let elapsed = Double(time.seconds) - Double(ctime.seconds) + (Double(time.nanoseconds) - Double(ctime.nanoseconds)) / 1e9
+        return elapsed > 0.05  // 50 ms, far above any clock tick
+    }
+}

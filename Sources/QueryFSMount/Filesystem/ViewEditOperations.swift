@@ -1,0 +1,268 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+import QueryFSEngine
+import QueryFSCollection
+
+/// Edits through views (SPEC §6): `ln -s` into a view joins it, `rm` of an
+/// entry leaves it, `mv` between views leaves one and joins the other, a
+/// rename within a view retitles, and `mkdir`, `rmdir` and `mv` in `tag/`
+/// make, remove and rename tags. Each changes payloads through
+/// `ItemEditor` (coordinated, atomic, journaled), then waits until every
+/// view shows the change (`LiveCatalog.applyNow`) before it answers. What
+/// cannot be expressed as an edit is EPERM, with one log line saying why.
+extension QueryFilesystem {
+    var editor: ItemEditor {
+        ItemEditor(backing: catalog.backing, sources: catalog.fieldSources, lockTimeout: lockTimeout)
+    }
+
+    /// Answers `code` and logs why.
+    func refuse(_ request: fuse_req_t?, _ code: Int32, _ why: String) {
+        catalog.logger.notice("\(why)")
+        fail(request, code)
+    }
+
+    /// The view folder at node `id` and its definition (a tag folder made by
+    /// `mkdir` has no view in the index until an item joins it).
+    func editableView(_ id: UInt64) -> (folder: ViewFolder, view: ViewDefinition)? {
+        guard let folder = viewFolder(id), !folder.isGroup else { return nil }
+        if let definition = catalog.withIndex({ $0.view(at: folder.path)?.definition }) { return (folder, definition) }
+        if folder.path.count == 2, folder.path[0] == ViewDefinition.tagFolder { return (folder, .tag(folder: folder.path[1])) }
+        return nil
+    }
+
+    /// The record of the entry `name` in `folder`'s current listing.
+    func entryRecord(named name: UnsafePointer<CChar>, in folder: ViewFolder) -> ItemRecord? {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))
+        let listing = folder.listing
+        return listing.index(ofEntryMeaning: bytes).map { listing.records[$0] }
+    }
+
+    /// The tag to add for `tag/<folder>/`: one that an item already carries
+    /// (the folder name is it sanitized), else the folder name itself.
+    private func tag(forFolder folder: String) -> String {
+        catalog.withIndex { index in
+            index.view(at: [ViewDefinition.tagFolder, folder])?.records.first?.item.tags.first { EntryNaming.tagFolderName($0) == folder }
+        } ?? folder
+    }
+
+    /// Makes the edits, checks beforehand that they do what `expected` says
+    /// of the item, and waits until every view shows them; 0 or the errno.
+    private func edit(_ item: ItemName, _ edits: [FieldEdit], what: String, expected: (Item) -> Bool) -> Int32 {
+        guard let current = catalog.withIndex({ $0.records[item]?.item }) else {
+            catalog.logger.notice("\(what): no item \(item)")
+            return ENOENT
+        }
+        guard expected(edits.reduce(current) { $1.applied(to: $0) }) else {
+            catalog.logger.notice("\(what): \(edits.map(\.description).joined(separator: ", ")) would not do it (the view's terms contradict each other)")
+            return EPERM
+        }
+        do {
+            try editor.apply(edits, to: item)
+        } catch {
+            catalog.logger.error("\(what): \(error)")
+            return error.errno
+        }
+        catalog.applyNow([item])
+        return 0
+    }
+
+    /// After an edit's answer: a name the kernel keeps for the request
+    /// (the one `mv` gave) that means nothing here, to be forgotten.
+    func forgetNamesAfterReply(_ names: [(parent: UInt64, name: [UInt8])] = []) {
+        for (parent, name) in names { nameInvalidations.add(parent: parent, name: name) }
+    }
+
+    // MARK: ln -s, rm, mv of entries
+
+    func viewSymlink(_ request: fuse_req_t?, target: UnsafePointer<CChar>, parent: UInt64, name: UnsafePointer<CChar>) {
+        let shown = "ln -s '\(String(cString: target))' '\(String(cString: name))'"
+        guard let (folder, view) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not in a view folder") }
+        let targetBytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(target).assumingMemoryBound(to: UInt8.self), count: strlen(target)))
+        guard let item = item(forTarget: targetBytes, from: folder) else {
+            return refuse(request, ENOENT, "\(shown) in \(folder.path.joined(separator: "/")): the target is not an item "
+                + "(../bundles/NAME, MOUNTPOINT/bundles/NAME, BACKING/NAME or a view's entry)")
+        }
+        switch ViewMembership.join(view.filter, tagNamed: tag(forFolder:)) {
+        case .alreadyMember:
+            return fail(request, EEXIST)
+        case .refused(let why):
+            return refuse(request, EPERM, "\(shown): \(folder.path.joined(separator: "/")) cannot be joined by an edit: \(why)")
+        case .edits(let edits):
+            let code = edit(item, edits, what: shown, expected: view.filter.matches)
+            guard code == 0 else { return fail(request, code) }
+        }
+        // The entry, under the name given; not kept (its real name is computed), so the kernel asks again.
+        guard let record = catalog.withIndex({ $0.records[item] }) else { return fail(request, ENOENT) }
+        let id = NodeID.entry(folder: folder.serial, item: record.serial)
+        var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
+        fuse_reply_entry(request, &entry)
+        forgetNamesAfterReply()
+    }
+
+    func viewUnlink(_ request: fuse_req_t?, parent: UInt64, name: UnsafePointer<CChar>) {
+        let shown = "rm '\(String(cString: name))'"
+        guard let (folder, view) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not an entry of a view") }
+        guard let record = entryRecord(named: name, in: folder) else { return fail(request, ENOENT) }
+        // `rm -r tag/t` removes the entries, then the folder: emptied by rm, it stays until rmdir.
+        if folder.path.count == 2, folder.path[0] == ViewDefinition.tagFolder { madeTagFolders.withLock { _ = $0.insert(folder.path[1]) } }
+        guard case .edits(let edits) = ViewMembership.leave(view.filter) else {
+            let why = if case .refused(let why) = ViewMembership.leave(view.filter) { why } else { "" }
+            return refuse(request, EPERM, "\(shown): \(folder.path.joined(separator: "/")) cannot be left by an edit: \(why)")
+        }
+        let code = edit(record.name, edits, what: "\(shown) in \(folder.path.joined(separator: "/"))", expected: { !view.filter.matches($0) })
+        fail(request, code)
+        if code == 0 { forgetNamesAfterReply() }
+    }
+
+    /// `mv` of an entry: within its folder it retitles; into another view it
+    /// leaves the first (where that can be done) and joins the second, in
+    /// one coordinated write. From `bundles/` into a view it joins.
+    func viewRename(_ request: fuse_req_t?, parent: UInt64, name: UnsafePointer<CChar>, newParent: UInt64,
+                    newName: UnsafePointer<CChar>, flags: UInt32)
+    {
+        let shown = "mv '\(String(cString: name))' '\(String(cString: newName))'"
+        if parent == NodeID.tagRoot, newParent == NodeID.tagRoot { return tagRename(request, from: String(cString: name), to: String(cString: newName)) }
+        guard flags & QFS_RENAME_EXCHANGE == 0 else { return refuse(request, EPERM, "\(shown): views cannot exchange entries") }
+        guard let (target, targetView) = editableView(newParent) else {
+            return refuse(request, EPERM, "\(shown): only into a view folder (or within one, to retitle)")
+        }
+        let item: ItemName
+        var edits: [FieldEdit] = []
+        if parent == NodeID.bundles {
+            item = ItemName(Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))))
+        } else {
+            guard let (source, sourceView) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not an entry of a view") }
+            guard let record = entryRecord(named: name, in: source) else { return fail(request, ENOENT) }
+            item = record.name
+            if source.serial == target.serial {
+                // conflicts/ names entries after the item they clash with, not their title: no title to set there.
+                guard sourceView.entryTitle == .title else {
+                    return refuse(request, EPERM, "\(shown): conflicts/ names entries after the item they clash with; retitle in another view")
+                }
+                return retitle(request, record, newName: newName, in: target, what: shown)
+            }
+            if case .edits(let leaving) = ViewMembership.leave(sourceView.filter) { edits += leaving }
+        }
+        switch ViewMembership.join(targetView.filter, tagNamed: tag(forFolder:)) {
+        case .edits(let joining): edits += joining
+        case .alreadyMember: break
+        case .refused(let why): return refuse(request, EPERM, "\(shown): \(target.path.joined(separator: "/")) cannot be joined by an edit: \(why)")
+        }
+        guard !edits.isEmpty else { return refuse(request, EPERM, "\(shown): nothing to change (the item is in both views already)") }
+        let code = edit(item, edits, what: shown, expected: targetView.filter.matches)
+        fail(request, code)
+        // The kernel moved its name for the old entry; the entry's real name is computed.
+        if code == 0 { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
+    }
+
+    /// A rename within a view folder (`mv`, a file manager's F2) sets the
+    /// title: the new name less a leading rank and the item's `.ext`.
+    private func retitle(_ request: fuse_req_t?, _ record: ItemRecord, newName: UnsafePointer<CChar>, in folder: ViewFolder, what: String) {
+        var title = Substring(String(decoding: Self.bytes(newName), as: UTF8.self))
+        if let space = title.firstIndex(of: " "), !title[..<space].isEmpty, title[..<space].allSatisfy({ ("0"..."9").contains($0) }) {
+            title = title[title.index(after: space)...]
+        }
+        let suffix = record.displayExtension.isEmpty ? "" : "." + record.displayExtension
+        if !suffix.isEmpty, title.hasSuffix(suffix) { title = title.dropLast(suffix.count) }
+        guard !title.isEmpty else { return refuse(request, EINVAL, "\(what): the new name leaves no title") }
+        let code = edit(record.name, [.setTitle(String(title))], what: what, expected: { _ in true })
+        fail(request, code)
+        if code == 0 { forgetNamesAfterReply([(folder.id, Self.bytes(newName))]) }
+    }
+
+    private static func bytes(_ name: UnsafePointer<CChar>) -> [UInt8] {
+        Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
+    }
+
+    /// The item a symlink target leads to: `../bundles/X` (as deep as the
+    /// folder is), `MOUNTPOINT/bundles/X`, `BACKING/X`, or an entry of a view
+    /// (relative or absolute).
+    func item(forTarget target: [UInt8], from folder: ViewFolder) -> ItemName? {
+        var parts = target.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map(Array.init)
+        var resolved: [[UInt8]]
+        if target.first == UInt8(ascii: "/") {
+            let mount = Array(mountPoint.utf8).split(separator: UInt8(ascii: "/")).map(Array.init)
+            let backing = Array(catalog.backing.path.utf8).split(separator: UInt8(ascii: "/")).map(Array.init)
+            if parts.starts(with: mount), !mount.isEmpty {
+                parts.removeFirst(mount.count)
+                resolved = []
+            } else if parts.starts(with: backing), parts.count == backing.count + 1 {
+                return ItemName(parts.last!)
+            } else {
+                return nil
+            }
+        } else {
+            resolved = folder.path.map { Array($0.utf8) }
+        }
+        for part in parts {
+            if part == [UInt8(ascii: ".")] { continue }
+            if part == [UInt8(ascii: "."), UInt8(ascii: ".")] {
+                guard !resolved.isEmpty else { return nil }
+                resolved.removeLast()
+            } else {
+                resolved.append(part)
+            }
+        }
+        if resolved.count == 2, resolved[0] == Array(Self.bundlesName.utf8) { return ItemName(resolved[1]) }
+        guard resolved.count >= 2, let view = folders.folder(path: resolved.dropLast().map { String(decoding: $0, as: UTF8.self) }),
+              !view.isGroup else { return nil }
+        let listing = view.listing
+        return resolved.last!.withUnsafeBufferPointer { listing.index(ofEntryNamed: $0) }.map { listing.records[$0].name }
+    }
+
+    // MARK: Tag folders
+
+    /// `mkdir tag/<name>`: an empty tag folder, there until `rmdir` or unmount.
+    func tagMkdir(_ request: fuse_req_t?, name: String) {
+        guard EntryNaming.tagFolderName(name) == name else {
+            return refuse(request, EINVAL, "mkdir tag/\(name): not a tag folder name (it would read as '\(EntryNaming.tagFolderName(name) ?? "")')")
+        }
+        guard folders.folder(path: [ViewDefinition.tagFolder, name]) == nil else { return fail(request, EEXIST) }
+        madeTagFolders.withLock { _ = $0.insert(name) }
+        tagRootClock.tick()
+        let folder = tagRootLock.withLock { installListing(of: [ViewDefinition.tagFolder, name], records: [], at: .now).folder }
+        replyFolderEntry(request, folder)
+    }
+
+    /// `rmdir tag/<name>`: only an empty one (ENOTEMPTY while items carry the tag).
+    func tagRmdir(_ request: fuse_req_t?, name: String) {
+        guard let folder = folders.folder(path: [ViewDefinition.tagFolder, name]) else { return fail(request, ENOENT) }
+        guard folder.listing.count == 0 else { return fail(request, ENOTEMPTY) }
+        madeTagFolders.withLock { _ = $0.remove(name) }
+        tagRootClock.tick()
+        tagRootLock.withLock { folders.removeFolder(path: [ViewDefinition.tagFolder, name]) }
+        fail(request, 0)
+    }
+
+    /// `mv tag/<a> tag/<b>`: the tag renamed on every item that carries it.
+    private func tagRename(_ request: fuse_req_t?, from: String, to: String) {
+        let what = "mv tag/\(from) tag/\(to)"
+        guard let source = folders.folder(path: [ViewDefinition.tagFolder, from]) else { return fail(request, ENOENT) }
+        guard EntryNaming.tagFolderName(to) == to else { return refuse(request, EINVAL, "\(what): not a tag folder name") }
+        if from == to { return fail(request, 0) }
+        if let existing = folders.folder(path: [ViewDefinition.tagFolder, to]), existing.listing.count > 0 { return fail(request, ENOTEMPTY) }
+        let items = source.listing.records.map(\.name)
+        // The kernel will move the folder's name to the folder's node: the
+        // node is the renamed folder from now on.
+        madeTagFolders.withLock { made in
+            if made.remove(from) != nil || items.isEmpty { made.insert(to) }
+        }
+        tagRootClock.tick()
+        tagRootLock.withLock { folders.moveFolder(from: [ViewDefinition.tagFolder, from], to: [ViewDefinition.tagFolder, to]) }
+        var failure: Int32 = 0
+        for item in items {
+            do {
+                try editor.apply([.renameTagFolder(from, to: to)], to: item)
+            } catch {
+                catalog.logger.error("\(what): \(error)")
+                failure = error.errno
+            }
+        }
+        catalog.applyNow(Set(items))
+        fail(request, failure)
+        forgetNamesAfterReply()
+    }
+}
