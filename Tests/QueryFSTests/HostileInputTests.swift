@@ -236,6 +236,14 @@ final class HostileInputTests: FixtureTestCase {
             }
         }
         XCTAssertNoThrow(try Configuration(parsing: "[ views ]\n[\"fields\"]\n", file: "c.toml", now: now))
+        // Found by the front-matter fuzzer (it aborted the process): a date-time whose time is not a digit.
+        for (text, column) in [("e = 4046-01-02T--0s:04:05Z", 5), ("[a]\nx = [1979-05-27tZ]", 6)] {
+            XCTAssertThrowsError(try Configuration(parsing: text, file: "c.toml", now: now), text.debugDescription) { error in
+                XCTAssertEqual((error as? ConfigurationError)?.column, column, "\(text.debugDescription): \(error)")
+                XCTAssertTrue("\(error)".contains("a date-time whose time does not start with a digit"), "\(error)")
+            }
+        }
+        XCTAssertNoThrow(try Configuration(parsing: "ignore = [\"2024-01-02Tx\"]\n# 2024-01-02T-\n", file: "c.toml", now: now))
         // Inside strings a '[' is text, not a header.
         XCTAssertNoThrow(try Configuration(parsing: "ignore = [\"\"\"\n[?\"\"\"]\n", file: "c.toml", now: now))
     }

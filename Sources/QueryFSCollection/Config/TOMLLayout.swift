@@ -32,7 +32,8 @@ struct TOMLLayout {
     /// release builds, assumes — something the input need not hold, so the
     /// input would be undefined behaviour there (all found by fuzzing): a
     /// table header that does not start with a key (`[?`), an array element
-    /// that starts with `}` (`a = [ }`), and the line separators U+0085,
+    /// that starts with `}` (`a = [ }`), a date-time whose time does not start
+    /// with a digit (`2024-01-02T-`), and the line separators U+0085,
     /// U+2028 and U+2029, which it takes for white space where it expects a
     /// value. Refused here with their place, before toml++ reads the text.
     private(set) var problem: (place: Place, message: String)?
@@ -241,10 +242,21 @@ struct TOMLLayout {
                 continue
             case "\n":
                 if open.isEmpty { return }
-            default: break
+            default:
+                if isDateWithoutATime() { noteProblem("a date-time whose time does not start with a digit") }
             }
             advance()
         }
+    }
+
+    /// A value `YYYY-MM-DDT` (or `t`) whose next scalar is not a digit:
+    /// toml++ then asserts (`parse_time`: the fuzzer's `4046-01-02T--0s`),
+    /// where it should report a malformed date-time.
+    private func isDateWithoutATime() -> Bool {
+        func digit(_ offset: Int) -> Bool { peek(offset).map { $0.properties.numericType != nil && $0.isASCII } ?? false }
+        guard digit(0), index == 0 || !(scalars[index - 1].properties.isAlphabetic || scalars[index - 1].properties.numericType != nil) else { return false }
+        guard digit(1), digit(2), digit(3), peek(4) == "-", digit(5), digit(6), peek(7) == "-", digit(8), digit(9) else { return false }
+        return (peek(10) == "T" || peek(10) == "t") && !digit(11)
     }
 
     private mutating func skipMultiLineString(quote: Unicode.Scalar) {
