@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The mount logs through swift-log; the command picks where lines go.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),  // LogHandler.log(event:)
+        // Front matter of Markdown notes is YAML (or TOML, above): read by libyaml through Yams.
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         // `swift package generate-documentation --target QueryFS`: the library's DocC catalog.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -42,7 +44,7 @@ let package = Package(
         .target(
             name: "QueryFSCollection",
             dependencies: ["QueryFSEngine", "CSystemShims", .product(name: "TOMLKit", package: "TOMLKit"),
-                           .product(name: "Logging", package: "swift-log")]
+                           .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")]
         ),
         // The mount: the FUSE filesystem over a live collection.
         .target(

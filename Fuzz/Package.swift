@@ -24,5 +24,6 @@ let package = Package(
         target("fuzz-query", "Query"),
         target("fuzz-configuration", "Configuration"),
         target("fuzz-index-file", "IndexFile"),
+        target("fuzz-front-matter", "FrontMatter"),
     ]
 )

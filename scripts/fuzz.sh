@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser that reads what users and sync tools hand queryfs —
 # binary and XML property lists, JSON, the query language, the
-# configuration, the index file — with libFuzzer and AddressSanitizer, each for SECONDS:
+# configuration, the index file, notes' front matter (YAML, TOML) — with libFuzzer and AddressSanitizer, each for SECONDS:
 #   scripts/fuzz.sh [SECONDS]          (default 60; CI runs a 5-second pass)
 # New inputs go to $QUERYFS_FUZZ_DIR (default /tmp/queryfs-fuzz), the
 # committed seeds in Fuzz/Corpus stay as they are; a crash, hang (over 10 s)
@@ -19,7 +19,7 @@ swift build -c release --package-path Fuzz --toolset "$PWD/Fuzz/toolset.json" -X
 mkdir -p "$work/crashes"
 failed=0
 printf '%-16s %12s %10s\n' target executions result
-for target in binary-plist xml-plist json query configuration index-file; do
+for target in binary-plist xml-plist json query configuration index-file front-matter; do
     corpus=$work/corpus/$target
     log=$work/$target.log
     mkdir -p "$corpus"

@@ -25,6 +25,11 @@ public enum FuzzTests {
         return 0
     }
 
+    public static let frontMatter: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32 = { data, size in
+        FuzzEntryPoints.frontMatter(FuzzDriver.bytes(data, size))
+        return 0
+    }
+
     public static let indexFile: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32 = { data, size in
         FuzzEntryPoints.indexFile(FuzzDriver.bytes(data, size))
         return 0

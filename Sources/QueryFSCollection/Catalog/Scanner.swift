@@ -90,7 +90,7 @@ package struct Scanner: Sendable {
         switch raw {
         case .bundle(_, let walk):
             return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp, started: started)
-        case .file(let status, _):
+        case .file(let status, _, _):
             var stamp = ItemStamp()
             stamp.add(name: [], status: status)
             return ItemRead(scan: itemScan(name, raw), stamp: stamp, started: started)
@@ -144,10 +144,28 @@ package struct Scanner: Sendable {
             return .locked
         case .unreadable(let error):
             return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
-        case .file(let status, let attribute):
+        case .file(let status, let attribute, nil):
             let (tags, tagProblem) = TagLimit.capped(attribute.tags)
             return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size,
                               problems: [attribute.problem, tagProblem].compactMap { $0 }).withConflict(conflict(of: name, markers: false)))
+        case .file(let status, let attribute, let head?):
+            // A note: its fields from its front matter (and first heading), its tags
+            // merged with the attribute's, as a bundle's payload tags are.
+            var problems = [attribute.problem].compactMap { $0 }
+            var note = FrontMatter.Parsed()
+            switch head {
+            case .success(let bytes): note = FrontMatter.parse(bytes)
+            case .failure(let error): problems.append("cannot read: \(error.message)")
+            }
+            let fields = note.payload.isEmpty ? PayloadFields() : PayloadFields(payload: .dictionary(note.payload), paths: paths)
+            problems += note.problems + fields.problems.map { "front matter: \($0)" }
+            let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: attribute.tags))
+            if let tagProblem { problems.append(tagProblem) }
+            var created = status.created
+            if case .date(let seconds)? = note.payload["created"], let time = Timestamp(clampingSecondsSince1970: seconds) { created = time }
+            return .item(Item(name: name, kind: .file, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
+                              modified: status.modified, created: created, size: status.size, payloadValues: fields.payloadValues,
+                              problems: problems).withConflict(conflict(of: name, markers: false)))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
             var problems = walk.problems
@@ -202,7 +220,8 @@ package struct Scanner: Sendable {
         case vanished
         case locked
         case unreadable(SystemError)
-        case file(FileStatus, attributeTags: (tags: [String], problem: String?))
+        /// `head`: the first bytes of a note (`FrontMatter.isNote`), nil for any other file.
+        case file(FileStatus, attributeTags: (tags: [String], problem: String?), head: Result<[UInt8], SystemError>?)
         case bundle(FileStatus, BundleWalk)
     }
 
@@ -220,7 +239,10 @@ package struct Scanner: Sendable {
                 // Only regular files are opened to see their lock: opening a
                 // device can act on it (a tape rewinds), and FIFOs hold no data.
                 if respectsLocks, status.isRegularFile, Self.isLockedForReading(cName, in: rootFD) { return .locked }
-                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName))
+                let head = status.isRegularFile && FrontMatter.isNote(name) ? Result { () throws(SystemError) in
+                    try DirectoryReader.readHead(cName, in: rootFD, count: FrontMatter.Limits.headBytes)
+                } : nil
+                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head)
             }
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.stamp.add(name: [], status: status)

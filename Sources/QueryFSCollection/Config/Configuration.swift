@@ -152,7 +152,7 @@ package struct Configuration: Equatable, Sendable {
     /// allows none but tab and line breaks; toml++ is handed a C string, so a
     /// NUL would silently end the document there), and none of the inputs
     /// toml++'s parser assumes away (`TOMLLayout.problem`).
-    private static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> (TOMLTable, TOMLLayout) {
+    static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> (TOMLTable, TOMLLayout) {
         var line = 1, column = 1
         var previous: Unicode.Scalar = "\n"
         for scalar in text.unicodeScalars {

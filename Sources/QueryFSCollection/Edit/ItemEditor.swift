@@ -238,6 +238,9 @@ struct ItemState {
     var payloadFile: [UInt8]?
     /// The `user.xdg.tags` attribute's bytes in this state (nil: none).
     var attribute: [UInt8]?
+    /// A note's front matter (a plain file `FrontMatter.isNote`), read, not edited:
+    /// its fields count for what the item is; an edit that would have to change it is refused.
+    var note: FrontMatter.Parsed?
 
     var attributeTags: [String] { attribute.map(ExtendedAttributeTags.parse) ?? [] }
 
@@ -248,7 +251,18 @@ struct ItemState {
         }
         var state = ItemState(isBundle: status.st_mode & S_IFMT == S_IFDIR)
         state.attribute = item.withCString { name in Self.attribute(of: rootFD, name) }
-        guard state.isBundle else { return state }
+        guard state.isBundle else {
+            if status.st_mode & S_IFMT == S_IFREG, FrontMatter.isNote(item) {
+                let head = item.withCString { name in
+                    Result { () throws(SystemError) in try DirectoryReader.readHead(name, in: rootFD, count: FrontMatter.Limits.headBytes) }
+                }
+                switch head {
+                case .success(let bytes): state.note = FrontMatter.parse(bytes)
+                case .failure(let error): throw EditError(error.errno, "\(item): \(error.message)")
+                }
+            }
+            return state
+        }
         let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
         guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -277,7 +291,11 @@ struct ItemState {
 
     /// The item's fields, as the scan would read them from this state.
     func item(named name: ItemName, sources: FieldSources) -> Item {
-        guard isBundle else { return Item(name: name, kind: .file, tags: attributeTags) }
+        guard isBundle else {
+            let fields = noteFields(sources)
+            return Item(name: name, kind: .file, title: fields.title, archived: fields.archived,
+                        tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: attributeTags), url: fields.url)
+        }
         let fields = payload.map { PayloadFields(payload: $0.value, paths: sources.splitPaths) } ?? PayloadFields()
         return Item(name: name, kind: .bundle, title: fields.title, archived: fields.archived,
                     tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: attributeTags), url: fields.url)
@@ -357,7 +375,17 @@ struct ItemState {
 
     /// Each tag `change` maps to a new tag is renamed, each it maps to nil
     /// removed: in the payload, and in the attribute.
+    /// A note's fields from its front matter (none for other files).
+    private func noteFields(_ sources: FieldSources) -> PayloadFields {
+        guard let note, !note.payload.isEmpty else { return PayloadFields() }
+        return PayloadFields(payload: .dictionary(note.payload), paths: sources.splitPaths)
+    }
+
     private mutating func changeTags(_ sources: FieldSources, _ change: (String) -> String??) throws(EditError) {
+        // A note's front-matter tags are read, not written (yet): refused, whole, before anything changes.
+        if let kept = noteFields(sources).tags.first(where: { change($0) != nil }) {
+            throw EditError(EROFS, "tag '\(kept)' is in the note's front matter, which queryfs reads but does not edit: change it in the note")
+        }
         if isBundle, payload != nil {
             let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
             try editDocument { (document) throws(EditError) in

@@ -24,6 +24,13 @@ import QueryFSEngine
         }
     }
 
+    /// The head of a Markdown note: its YAML or TOML front matter and first
+    /// heading, as the scan reads them, then the fields taken from it.
+    public static func frontMatter(_ bytes: [UInt8]) {
+        let note = FrontMatter.parse(bytes)
+        if !note.payload.isEmpty { _ = PayloadFields(payload: .dictionary(note.payload), paths: FieldSources().splitPaths) }
+    }
+
     /// The index file, as a disk, a crash or another program may leave it
     /// (checksums not checked, so mutations reach the decoding behind them).
     public static func indexFile(_ bytes: [UInt8]) { IndexFileProbe.check(bytes) }

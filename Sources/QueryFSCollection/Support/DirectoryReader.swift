@@ -66,6 +66,27 @@ package enum DirectoryReader {
         }
     }
 
+    /// The first `count` bytes (fewer if it is shorter) of the regular file
+    /// `name` relative to `dirfd`: opened as `readFile` opens, never a wait.
+    static func readHead(_ name: UnsafePointer<CChar>, in dirfd: Int32, count: Int) throws(SystemError) -> [UInt8] {
+        let fd = retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW) }
+        guard fd >= 0 else { throw SystemError.current("open") }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw SystemError.current("stat") }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw SystemError(errno: EINVAL, operation: "open", detail: "not a regular file") }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let read = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { pread(fd, raw.baseAddress! + filled, count - filled, off_t(filled)) } }
+            if read < 0 { throw SystemError.current("read") }
+            if read == 0 { break }
+            filled += read
+        }
+        buffer.removeSubrange(filled...)
+        return buffer
+    }
+
     /// Reads a whole regular file relative to `dirfd`, up to `limit` bytes.
     /// Anything else (a FIFO, a device, a socket swapped in under the name)
     /// is an error, never a wait: opened without blocking, checked, then read.

@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+
+/// The front matter of a Markdown (or plain text) note: a YAML block
+/// between `---` lines, or a TOML block between `+++` lines, at the very
+/// top of the file, as Obsidian, Zettlr, Foam, Logseq, Hugo and Jekyll
+/// write it. Its keys are the note's payload: `title`, `tags`, `aliases`,
+/// `created`/`date`, `updated`, `archived`, and any other as `payload.KEY`.
+///
+/// YAML is read by libyaml (through Yams), TOML by toml++ (through
+/// TOMLKit): nothing here guesses at either syntax. What it adds is what
+/// notes mean by their keys (SPEC-level rules in README «Markdown notes»):
+/// - `tags` may be a list or one string of tags separated by commas or
+///   spaces; a leading `#` is dropped; `a/b` stays one (nested) tag;
+/// - without a `title`, the first `# ` heading of the body is the title;
+/// - every value is bounded (`Limits`), so one hostile note costs a problem
+///   line, never the daemon.
+package enum FrontMatter {
+    /// What a note's head held.
+    package struct Parsed: Equatable, Sendable {
+        /// The front matter as a payload (a dictionary), normalized as above;
+        /// empty when the note has none.
+        package var payload: [String: PayloadValue] = [:]
+        /// Why some or all of it could not be read.
+        package var problems: [String] = []
+    }
+
+    package enum Limits {
+        /// Bytes of a note read for its front matter and first heading.
+        package static let headBytes = 64 << 10
+        /// Nesting of lists and maps (deeper is refused before it is built).
+        package static let depth = 64
+        /// Values in all (an alias counts again each time it is used:
+        /// a "billion laughs" document is refused, not expanded).
+        package static let values = 20_000
+    }
+
+    /// The extensions of notes: Markdown, and plain text (Zettlr, iA Writer).
+    package static let noteExtensions: Set<String> = ["md", "markdown", "mdown", "mkd", "mdx", "txt", "text"]
+
+    /// Whether item `name` is a note whose head is read for front matter.
+    package static func isNote(_ name: ItemName) -> Bool {
+        !name.isHidden && noteExtensions.contains(name.ext.lowercased())
+    }
+
+    /// The fences a block opens and closes with, and its language.
+    private enum Syntax { case yaml, toml }
+
+    /// Parses the head of a note (its first `Limits.headBytes` bytes, or all of it).
+    package static func parse(_ head: [UInt8]) -> Parsed {
+        var parsed = Parsed()
+        var bytes = head[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }  // a byte-order mark
+        var body = bytes
+        if let (syntax, block, rest) = split(bytes) {
+            body = rest
+            guard let text = String(validating: block, as: UTF8.self) else {
+                parsed.problems.append("front matter: not UTF-8; ignored")
+                return parsed
+            }
+            let read: Result<PayloadValue, FrontMatterError> = switch syntax {
+            case .yaml: Result { () throws(FrontMatterError) in try YAMLFrontMatter.read(text) }
+            case .toml: Result { () throws(FrontMatterError) in try TOMLFrontMatter.read(text) }
+            }
+            switch read {
+            case .success(.dictionary(let dictionary)): parsed.payload = dictionary
+            case .success(.null): break  // an empty block
+            case .success(let other): parsed.problems.append("front matter: a \(other.typeName), not a map of keys; ignored")
+            case .failure(let error): parsed.problems.append("front matter: \(error.message); ignored")
+            }
+        } else if bytes.starts(with: Array("---".utf8)) || bytes.starts(with: Array("+++".utf8)) {
+            if bytes.count >= Limits.headBytes {
+                parsed.problems.append("front matter: longer than \(Limits.headBytes / 1024) KiB; ignored")
+            }
+        }
+        normalize(&parsed)
+        if parsed.payload["title"] == nil, let heading = firstHeading(body) { parsed.payload["title"] = .string(heading) }
+        return parsed
+    }
+
+    /// The block between the opening fence (the first line) and the closing
+    /// one, and the body after it; nil when the head opens with no block.
+    private static func split(_ bytes: ArraySlice<UInt8>) -> (Syntax, ArraySlice<UInt8>, ArraySlice<UInt8>)? {
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard let first = lines.first else { return nil }
+        func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            var line = line
+            while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { line = line.dropLast() }
+            return line
+        }
+        let syntax: Syntax
+        switch Array(trimmed(first)) {
+        case Array("---".utf8): syntax = .yaml
+        case Array("+++".utf8): syntax = .toml
+        default: return nil
+        }
+        let closers: [[UInt8]] = syntax == .yaml ? [Array("---".utf8), Array("...".utf8)] : [Array("+++".utf8)]
+        for line in lines.dropFirst() where closers.contains(Array(trimmed(line))) {
+            let blockStart = first.endIndex + 1
+            let bodyStart = min(line.endIndex + 1, bytes.endIndex)
+            return (syntax, bytes[blockStart..<line.startIndex], bytes[bodyStart...])
+        }
+        return nil  // not closed within the head: not front matter (or too long, said by the caller)
+    }
+
+    /// What notes mean by their keys.
+    private static func normalize(_ parsed: inout Parsed) {
+        for key in ["tags", "aliases"] {
+            guard let value = parsed.payload[key] else { continue }
+            switch value {
+            case .string(let text): parsed.payload[key] = .array(words(text, key: key).map(PayloadValue.string))
+            case .array(let elements):
+                var names: [PayloadValue] = []
+                var others = 0
+                for element in elements {
+                    switch element {
+                    case .string(let text): names += words(text, key: key).map(PayloadValue.string)
+                    case .integer, .real, .bool: names.append(.string(element.scalarText))  // `tags: [2024]`
+                    default: others += 1
+                    }
+                }
+                parsed.payload[key] = .array(names)
+                if others > 0 { parsed.problems.append("front matter: \(key): \(others) not text; ignored") }
+            case .null: parsed.payload[key] = nil
+            default:
+                parsed.payload[key] = nil
+                parsed.problems.append("front matter: \(key): a \(value.typeName), not a list; ignored")
+            }
+        }
+        // Dates by the names notes use; the date `queryfs` reads as the item's creation.
+        if parsed.payload["created"] == nil, let date = parsed.payload["date"] { parsed.payload["created"] = date }
+    }
+
+    /// Tags in one string: separated by commas, or by spaces when there is
+    /// no comma; `#` dropped (`#swift` is `swift`). Aliases: by commas only.
+    private static func words(_ text: String, key: String) -> [String] {
+        let separators: Set<Character> = key == "tags" && !text.contains(",") ? [" ", "\t"] : [","]
+        return text.split(whereSeparator: { separators.contains($0) })
+            .map { String($0).trimming(" \t") }
+            .map { key == "tags" && $0.hasPrefix("#") ? String($0.dropFirst()) : $0 }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The text of the body's first `# ` heading (ATX, level 1), if any.
+    private static func firstHeading(_ body: ArraySlice<UInt8>) -> String? {
+        var inFence = false
+        for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            guard let text = String(validating: line, as: UTF8.self) else { return nil }
+            let stripped = text.trimming(" \t\r")
+            if stripped.hasPrefix("```") || stripped.hasPrefix("~~~") { inFence.toggle() }
+            guard !inFence, text.hasPrefix("# ") else { continue }
+            var title = String(text.dropFirst(2)).trimming(" \t\r")
+            // A closing sequence of #s (after a space) is not part of the heading.
+            let withoutHashes = title.reversed().drop { $0 == "#" }
+            if withoutHashes.count < title.count, withoutHashes.first == " " { title = String(withoutHashes.reversed()).trimming(" \t") }
+            if !title.isEmpty { return title }
+        }
+        return nil
+    }
+}
+
+/// Why a block could not be read.
+struct FrontMatterError: Error {
+    let message: String
+}
+
+extension String {
+    /// The string without `characters` at either end.
+    func trimming(_ characters: String) -> String {
+        let set = Set(characters)
+        guard let start = firstIndex(where: { !set.contains($0) }) else { return "" }
+        let end = lastIndex(where: { !set.contains($0) })!
+        return String(self[start...end])
+    }
+}
+
+extension PayloadValue {
+    /// A scalar as text (`2024`, `1.5`, `true`).
+    var scalarText: String {
+        switch self {
+        case .string(let text): text
+        case .integer(let value): String(value)
+        case .real(let value): String(value)
+        case .bool(let value): value ? "true" : "false"
+        default: typeName
+        }
+    }
+}

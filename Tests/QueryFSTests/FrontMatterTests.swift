@@ -1,0 +1,138 @@
+import Foundation
+import XCTest
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+
+/// Notes' front matter (issue 31, first step): YAML read by libyaml, TOML
+/// by toml++, what notes mean by their keys, and every hostile block bounded.
+final class FrontMatterTests: XCTestCase {
+    private func parse(_ text: String) -> FrontMatter.Parsed { FrontMatter.parse(Array(text.utf8)) }
+    private func tags(_ parsed: FrontMatter.Parsed) -> [String] {
+        guard case .array(let elements)? = parsed.payload["tags"] else { return [] }
+        return elements.compactMap { if case .string(let tag) = $0 { tag } else { nil } }
+    }
+
+    func testYAMLKeysBecomeThePayload() {
+        let note = parse("""
+            ---
+            title: "Reading: Swift on Linux"
+            tags:
+              - swift
+              - linux/servers
+            aliases: [Swift notes, SoL]
+            date: 2024-03-05
+            archived: false
+            status: draft
+            rating: 4
+            ---
+            # Not the title
+
+            Body.
+            """)
+        XCTAssertEqual(note.problems, [])
+        XCTAssertEqual(note.payload["title"], .string("Reading: Swift on Linux"))
+        XCTAssertEqual(tags(note), ["swift", "linux/servers"], "a nested tag stays one tag")
+        XCTAssertEqual(note.payload["aliases"], .array([.string("Swift notes"), .string("SoL")]))
+        XCTAssertEqual(note.payload["created"], .date(1_709_596_800), "date is the creation")
+        XCTAssertEqual(note.payload["archived"], .bool(false))
+        XCTAssertEqual(note.payload["status"], .string("draft"))
+        XCTAssertEqual(note.payload["rating"], .integer(4))
+    }
+
+    func testTagsMayBeOneStringOfWordsOrCommasWithHashes() {
+        XCTAssertEqual(tags(parse("---\ntags: \"swift, linux servers, #rust\"\n---\n")), ["swift", "linux servers", "rust"])
+        // Unquoted, ` #rust` is a YAML comment: libyaml says so, and so does this.
+        XCTAssertEqual(tags(parse("---\ntags: swift, linux servers, #rust\n---\n")), ["swift", "linux servers"])
+        XCTAssertEqual(tags(parse("---\ntags: \"#swift #linux  a/b\"\n---\n")), ["swift", "linux", "a/b"])
+        XCTAssertEqual(tags(parse("---\ntags: [2024, swift]\n---\n")), ["2024", "swift"])
+        XCTAssertEqual(tags(parse("---\ntags:\n---\n")), [])
+    }
+
+    func testTOMLFrontMatter() {
+        let note = parse("""
+            +++
+            title = "Hugo post"
+            tags = ["go", "web"]
+            date = 2023-01-02T03:04:05Z
+            [params]
+            draft = true
+            +++
+            Body
+            """)
+        XCTAssertEqual(note.problems, [])
+        XCTAssertEqual(note.payload["title"], .string("Hugo post"))
+        XCTAssertEqual(tags(note), ["go", "web"])
+        XCTAssertEqual(note.payload["created"], .date(1_672_628_645))
+        XCTAssertEqual(note.payload["params"], .dictionary(["draft": .bool(true)]))
+    }
+
+    func testWithoutATitleTheFirstHeadingIsTheTitle() {
+        XCTAssertEqual(parse("Intro\n\n# The heading #\n\n# Second\n").payload["title"], .string("The heading"))
+        XCTAssertEqual(parse("```\n# not a heading\n```\n## Level two\n# Real\n").payload["title"], .string("Real"))
+        XCTAssertEqual(parse("---\ntags: [a]\n---\n# From the body\n").payload["title"], .string("From the body"))
+        XCTAssertNil(parse("no heading at all\n").payload["title"])
+        XCTAssertEqual(parse("\u{FEFF}---\r\ntitle: CRLF and a BOM\r\n---\r\nx").payload["title"], .string("CRLF and a BOM"))
+    }
+
+    /// Every hostile block is one problem, never a trap, a hang or a blow-up.
+    func testHostileBlocksAreBoundedAndSaidOnce() {
+        // Billion laughs: each alias stands for ten of the one before.
+        var laughs = "---\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+        for level in 1...9 {
+            let previous = level == 1 ? "a" : "a\(level - 1)"
+            laughs += "a\(level): &a\(level) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ",") + "]\n"
+        }
+        laughs += "---\n"
+        let started = Date()
+        let bomb = parse(laughs)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        XCTAssertEqual(bomb.payload, [:])
+        XCTAssertEqual(bomb.problems.count, 1)
+        XCTAssertTrue(bomb.problems[0].contains("more than 20000 values"), "\(bomb.problems)")
+
+        let deep = parse("---\nx: " + String(repeating: "[", count: 50_000) + "\n---\n")
+        XCTAssertEqual(deep.problems.count, 1)
+        XCTAssertTrue(deep.problems[0].contains("nested deeper than 64"), "\(deep.problems)")
+
+        let huge = FrontMatter.parse(Array(("---\ntitle: " + String(repeating: "x", count: 100_000)).utf8.prefix(FrontMatter.Limits.headBytes)))
+        XCTAssertTrue(huge.problems.first?.contains("longer than 64 KiB") == true, "\(huge.problems)")
+
+        let mapTags = parse("---\ntags: {a: 1}\n---\n")
+        XCTAssertEqual(tags(mapTags), [])
+        XCTAssertTrue(mapTags.problems.first?.contains("tags: a dictionary, not a list") == true, "\(mapTags.problems)")
+
+        let notUTF8 = FrontMatter.parse(Array("---\ntitle: ".utf8) + [0xFF, 0xFE] + Array("\n---\n".utf8))
+        XCTAssertEqual(notUTF8.problems, ["front matter: not UTF-8; ignored"])
+
+        let broken = parse("---\ntitle: [unclosed\n---\n")
+        XCTAssertTrue(broken.problems.first?.hasPrefix("front matter: not YAML:") == true, "\(broken.problems)")
+
+        let list = parse("---\n- a\n- b\n---\n")
+        XCTAssertTrue(list.problems.first?.contains("not a map of keys") == true, "\(list.problems)")
+
+        // Found by fuzzing: toml++ aborted the process on this date-time.
+        let abort = parse("+++\ne = 4046-01-02T--0s:04:05Z\nRange[Z\n+++\nbody\n")
+        XCTAssertTrue(abort.problems.first?.contains("a date-time whose time does not start with a digit") == true, "\(abort.problems)")
+
+        let badTOML = parse("+++\ntitle = \n+++\n")
+        XCTAssertTrue(badTOML.problems.first?.hasPrefix("front matter: not TOML:") == true, "\(badTOML.problems)")
+    }
+
+    /// A folder of notes scanned: fields from front matter, the heading, the
+    /// attribute; a bad note is reported and the others are read.
+    func testTheScanReadsNotesAndTheirTags() throws {
+        let backing = TemporaryBacking()
+        backing.write(backing.path + "/one.md", "---\ntitle: One\ntags: [swift]\ncreated: 2020-01-01\n---\nbody\n")
+        backing.write(backing.path + "/two.markdown", "# Two from a heading\n")
+        backing.write(backing.path + "/bad.md", "---\ntags: {a: b}\n---\n")
+        backing.write(backing.path + "/data.csv", "---\ntitle: not a note\n---\n")
+        let catalog = try Catalog.load(backing: backing.path)
+        let items = Dictionary(uniqueKeysWithValues: catalog.items.map { ($0.name.description, $0) })
+        XCTAssertEqual(items["one.md"]?.title, "One")
+        XCTAssertEqual(items["one.md"]?.tags, ["swift"])
+        XCTAssertEqual(items["one.md"]?.created, Timestamp(seconds: 1_577_836_800))
+        XCTAssertEqual(items["two.markdown"]?.title, "Two from a heading")
+        XCTAssertEqual(items["bad.md"]?.problems.count, 1)
+        XCTAssertNotEqual(items["data.csv"]?.title, "not a note", "only notes are read for front matter")
+    }
+}
