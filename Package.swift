@@ -95,10 +95,11 @@ let package = Package(
             name: "QueryFSTests",
             dependencies: ["QueryFS", "QueryFSEngine", "QueryFSCollection", "QueryFSMount", "CSystemShims", "QueryFSTestSupport"]
         ),
-        // The library as its users see it: `import QueryFS`, nothing `@testable`.
+        // The library as its users see it: `import QueryFS`, nothing `@testable`
+        // (and the fixture builders every test target shares).
         .testTarget(
             name: "LibraryTests",
-            dependencies: ["QueryFS"]
+            dependencies: ["QueryFS", "QueryFSTestSupport"]
         ),
         .testTarget(
             name: "IntegrationTests",

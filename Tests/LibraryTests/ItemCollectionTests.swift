@@ -1,9 +1,11 @@
 import Foundation
 import QueryFS
+import QueryFSTestSupport
 import XCTest
 
-/// The library as its users get it: `import QueryFS` and nothing else (no
-/// `@testable`), against a real folder, real inotify and real flock.
+/// The library as its users get it: `import QueryFS`, no other module of the
+/// package and nothing `@testable` (the shared fixture builders aside),
+/// against a real folder, real inotify and real flock.
 final class ItemCollectionTests: XCTestCase {
     func testAViewIsSortedFilteredAndFindsItsItems() throws {
         let folder = try Folder()
@@ -178,14 +180,6 @@ final class Folder {
     }
 
     static func plist(title: String, archived: Bool = false, tags: [String] = []) -> String {
-        let tagXML = tags.map { "<string>\($0)</string>" }.joined()
-        return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>isArchived</key><\(archived ? "true" : "false")/>
-            <key>tags</key><array>\(tagXML)</array>
-            <key>webTitle</key><string>\(title)</string>
-            </dict></plist>
-            """
+        HipstapaperPlist.xml(title: title, archived: archived, tags: tags)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import QueryFSTestSupport
 import XCTest
 @testable import QueryFSEngine
 @testable import QueryFSCollection
@@ -29,15 +30,7 @@ final class TemporaryBacking {
     }
 
     static func plist(title: String, archived: Bool = false, tags: [String] = []) -> String {
-        let tagXML = tags.map { "<string>\($0)</string>" }.joined()
-        return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>isArchived</key><\(archived ? "true" : "false")/>
-            <key>tags</key><array>\(tagXML)</array>
-            <key>webTitle</key><string>\(title)</string>
-            </dict></plist>
-            """
+        HipstapaperPlist.xml(title: title, archived: archived, tags: tags)
     }
 
     func write(_ path: String, _ text: String) {

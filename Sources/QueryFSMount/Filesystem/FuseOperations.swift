@@ -125,28 +125,8 @@ enum FuseOperations {
                 fs.passthroughLink(request, node, newParent: parent, newName: newName!)
             }
         }
-        ops.unlink = { request, parent, name in
-            let (fs, tree) = FuseOperations.route(request, parent)
-            if fs.answeredReplayRemoval(request) { return }
-            switch tree {
-            case .bundles(let node):
-                fs.coordinated(request, [fs.item(named: name!, in: node)]) {
-                    fs.passthroughRemove(request, parent: node, name: name!, directory: false)
-                }
-            case .views: fs.viewUnlink(request, parent: parent, name: name!)
-            }
-        }
-        ops.rmdir = { request, parent, name in
-            let (fs, tree) = FuseOperations.route(request, parent)
-            if fs.answeredReplayRemoval(request) { return }
-            switch tree {
-            case .bundles(let node):
-                fs.coordinated(request, [fs.item(named: name!, in: node)]) {
-                    fs.passthroughRemove(request, parent: node, name: name!, directory: true)
-                }
-            case .views: fs.viewRmdir(request, parent: parent, name: String(cString: name!))
-            }
-        }
+        ops.unlink = { request, parent, name in FuseOperations.remove(request, parent, name!, directory: false) }
+        ops.rmdir = { request, parent, name in FuseOperations.remove(request, parent, name!, directory: true) }
         ops.rename = { request, parent, name, newParent, newName, flags in
             let (fs, from, to) = FuseOperations.route(request, parent, newParent)
             if fs.answeredReplayRemoval(request) { return }
@@ -268,6 +248,20 @@ enum FuseOperations {
             }
         }
         return ops
+    }
+
+    /// unlink and rmdir: the replay's own answer, else the node's tree.
+    static func remove(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafePointer<CChar>, directory: Bool) {
+        let (fs, tree) = route(request, parent)
+        if fs.answeredReplayRemoval(request) { return }
+        switch tree {
+        case .bundles(let node):
+            fs.coordinated(request, [fs.item(named: name, in: node)]) {
+                fs.passthroughRemove(request, parent: node, name: name, directory: directory)
+            }
+        case .views where directory: fs.viewRmdir(request, parent: parent, name: String(cString: name))
+        case .views: fs.viewUnlink(request, parent: parent, name: name)
+        }
     }
 
     static func readdir(_ request: fuse_req_t?, _ id: fuse_ino_t, _ size: Int, _ offset: off_t, plus: Bool) {

@@ -1,4 +1,5 @@
 import Foundation
+import QueryFSTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -210,18 +211,7 @@ struct Corpus {
     }
 
     static func plist(title: String, archived: Bool, tags: [String]) -> String {
-        func escaped(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        }
-        let tagXML = tags.map { "<string>\(escaped($0))</string>" }.joined()
-        return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict>
-            <key>isArchived</key><\(archived ? "true" : "false")/>
-            <key>tags</key><array>\(tagXML)</array>
-            <key>webTitle</key><string>\(escaped(title))</string>
-            </dict></plist>
-            """
+        HipstapaperPlist.xml(title: title, archived: archived, tags: tags)
     }
 
     func write(_ path: String, _ bytes: [UInt8]) { write(Array(path.utf8), bytes) }
