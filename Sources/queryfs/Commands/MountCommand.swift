@@ -14,9 +14,13 @@ struct MountCommand: ParsableCommand {
         commandName: "mount",
         abstract: "Mount BACKING's views at MOUNTPOINT.",
         discussion: "Returns once the mount is live and every view reflects BACKING. "
-            + "Unmount with `queryfs unmount MOUNTPOINT` (or fusermount3 -u).")
+            + "Unmount with `queryfs unmount MOUNTPOINT` (or fusermount3 -u). "
+            + "Items are the entries at the top of BACKING: bundles (folders holding payload.plist or payload.json: "
+            + "title/webTitle, tags, archived/isArchived, url/webLocation.relative), notes (*.md, *.markdown, *.txt and the like: "
+            + "YAML `---` or TOML `+++` front matter gives title (else the first # heading), tags (a list or one string), "
+            + "archived, url, created (else date)), and any other file (its user.xdg.tags attribute). See queryfs(5).")
 
-    @Argument(help: "The backing directory of bundles.") var backing: String
+    @Argument(help: "The backing directory: bundles, notes, files.") var backing: String
     @Argument(help: "An empty directory to mount on.", completion: .directory) var mountPoint: String
     @Flag(name: .shortAndLong, help: "Stay in the foreground (SIGINT/SIGTERM unmount).") var foreground = false
     @Option(name: .short, help: "FUSE mount options, comma-separated (allow_other, ro, nonempty, …).")
