@@ -10,6 +10,9 @@ package struct FieldSources: Equatable, Sendable {
     package var extraKeyPaths: Set<String> = []
     /// Which items are conflict copies (`[conflicts]`).
     package var conflicts = ConflictPatterns()
+    /// Items at any depth (`recursive = true`): a folder without a payload
+    /// file is a folder of items, not a bundle (`BackingDirectory.listing`).
+    package var recursive = false
 
     package init() {}
 

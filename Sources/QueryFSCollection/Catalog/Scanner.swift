@@ -30,7 +30,7 @@ package struct Scanner: Sendable {
     /// Every item of the directory at `path`. Items are read in parallel on
     /// `threads` threads; their order in the result is unspecified.
     package func scan(directory path: String, threads: Int = Scanner.defaultThreads) throws(SystemError) -> [Item] {
-        let root = try BackingDirectory(path: path)
+        let root = try BackingDirectory(path: path, recursive: sources.recursive)
         return try scan(root, threads: threads)
     }
 
@@ -53,6 +53,9 @@ package struct Scanner: Sendable {
         case gone
         /// A writer holds the item's exclusive lock (only with `respectsLocks`).
         case locked
+        /// In a recursive collection, a folder of items rather than an item
+        /// (a folder without a payload file): its items are read on their own.
+        case folder
     }
 
     /// Re-reads one item; nil when it no longer exists (or became hidden).
@@ -101,8 +104,8 @@ package struct Scanner: Sendable {
     /// The stamp of an item from stats alone (no payload, no lock, no
     /// attribute read), nil when it is gone: what polling costs per item.
     package func stamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
-        name.bytes.withCString { cName -> ItemStamp? in
-            guard let status = try? FileStatus(cName, in: rootFD) else { return nil }
+        try? BackingDirectory.withParent(of: name, in: rootFD) { parentFD, cName -> ItemStamp? in
+            guard let status = try? FileStatus(cName, in: parentFD) else { return nil }
             guard status.isDirectory else {
                 var stamp = ItemStamp()
                 stamp.add(name: [], status: status)
@@ -110,9 +113,9 @@ package struct Scanner: Sendable {
             }
             var walk = BundleWalk(modified: status.modified, scanner: self, statsOnly: true)
             walk.stamp.add(name: [], status: status)
-            walk.walkBundle(cName, in: rootFD)
+            walk.walkBundle(cName, in: parentFD)
             return walk.stamp
-        }
+        } ?? nil
     }
 
     /// What a quick polling round compares (nil when the item is gone): a
@@ -142,6 +145,8 @@ package struct Scanner: Sendable {
             return .gone
         case .locked:
             return .locked
+        case .folder:
+            return .folder
         case .unreadable(let error):
             return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
         case .file(let status, let attribute, nil):
@@ -219,6 +224,7 @@ package struct Scanner: Sendable {
     enum RawItem {
         case vanished
         case locked
+        case folder
         case unreadable(SystemError)
         /// `head`: the first bytes of a note (`FrontMatter.isNote`), nil for any other file.
         case file(FileStatus, attributeTags: (tags: [String], problem: String?), head: Result<[UInt8], SystemError>?)
@@ -226,29 +232,42 @@ package struct Scanner: Sendable {
     }
 
     func readItem(named name: ItemName, in rootFD: Int32) -> RawItem {
-        name.bytes.withCString { cName -> RawItem in
+        do {
+            return try BackingDirectory.withParent(of: name, in: rootFD) { parentFD, cName in readItem(cName, in: parentFD) }
+        } catch {
+            // The folder it lay in is gone, or is no folder (a link now): so is the item.
+            return [ENOENT, ENOTDIR, ELOOP, EXDEV].contains(error.errno) ? .vanished : .unreadable(error)
+        }
+    }
+
+    /// Reads the entry `cName` of the folder `rootFD` (BACKING, or the folder a nested item lies in).
+    private func readItem(_ cName: UnsafePointer<CChar>, in rootFD: Int32) -> RawItem {
+        do {
             let status: FileStatus
-            do {
+            do throws(SystemError) {
                 status = try FileStatus(cName, in: rootFD)
-            } catch let error as SystemError {
-                return error.errno == ENOENT ? .vanished : .unreadable(error)
             } catch {
-                return .vanished
+                return error.errno == ENOENT ? .vanished : .unreadable(error)
             }
             guard status.isDirectory else {
                 // Only regular files are opened to see their lock: opening a
                 // device can act on it (a tape rewinds), and FIFOs hold no data.
                 if respectsLocks, status.isRegularFile, Self.isLockedForReading(cName, in: rootFD) { return .locked }
-                let head = status.isRegularFile && FrontMatter.isNote(name) ? Result { () throws(SystemError) in
+                let head = status.isRegularFile && FrontMatter.isNote(ItemName(Self.bytes(of: cName))) ? Result { () throws(SystemError) in
                     try DirectoryReader.readHead(cName, in: rootFD, count: FrontMatter.Limits.headBytes)
                 } : nil
                 return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head)
             }
+            if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD) { return .folder }
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.stamp.add(name: [], status: status)
             walk.walkBundle(cName, in: rootFD)
             return walk.locked ? .locked : .bundle(status, walk)
         }
+    }
+
+    private static func bytes(of cName: UnsafePointer<CChar>) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: cName, count: strlen(cName)).bindMemory(to: UInt8.self))
     }
 
     private func decode(payloadBytes: [UInt8], fileName: String) -> PayloadFields {

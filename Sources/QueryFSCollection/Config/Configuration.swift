@@ -10,6 +10,7 @@ import QueryFSEngine
 /// file, line and column.
 ///
 ///     ignore = ["*.tmp", "Drafts*"]
+///     recursive = true                      # items at any depth of subfolders
 ///     queries = ["tag:swift -archived"]     # saved query/ folders (mkdir/rmdir there)
 ///
 ///     [fields]
@@ -71,6 +72,9 @@ package struct Configuration: Equatable, Sendable {
             switch key {
             case "ignore":
                 ignore = try Self.strings(value, named: key) { fail($0, at: [key]) }
+            case "recursive":
+                guard let flag = value?.bool else { throw fail("'recursive' is true or false", at: [key], column: valueColumn(of: [key])) }
+                sources.recursive = flag
             case "queries":
                 savedQueries = try Self.strings(value, named: key) { fail($0, at: [key]) }
                 for text in savedQueries {
@@ -86,7 +90,7 @@ package struct Configuration: Equatable, Sendable {
                 if value?.table != nil, layout.header([key]) != nil {
                     throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
                 }
-                throw fail("unknown setting '\(key)' (settings: ignore, queries, [views], [fields], [conflicts])", at: [key], column: 1)
+                throw fail("unknown setting '\(key)' (settings: ignore, recursive, queries, [views], [fields], [conflicts])", at: [key], column: 1)
             }
         }
         if let fields = table["fields"]?.table {

@@ -36,16 +36,16 @@ package struct ItemEditor: Sendable {
     /// journal recorded (nil when nothing needed to change).
     @discardableResult
     package func apply(_ edits: [FieldEdit], to item: ItemName) throws(EditError) -> EditJournal.Entry? {
-        try withLockedItem(item) { (state) throws(EditError) -> EditJournal.Entry? in
+        try withLockedItem(item) { (state, place) throws(EditError) -> EditJournal.Entry? in
             var changed = state
             for edit in edits { try changed.apply(edit, sources: sources, item: item) }
-            return try commit(changed, from: state, item: item, undoes: nil)
+            return try commit(changed, from: state, item: item, at: place, undoes: nil)
         }
     }
 
     /// The item's fields as the scan reads them (what an edit starts from).
     package func fields(of item: ItemName) throws(EditError) -> Item {
-        try withLockedItem(item, mode: .shared) { state in state.item(named: item, sources: sources) }
+        try withLockedItem(item, mode: .shared) { state, _ in state.item(named: item, sources: sources) }
     }
 
     /// Takes back a journal entry: byte for byte when the files are still
@@ -53,7 +53,7 @@ package struct ItemEditor: Sendable {
     /// it changed has changed since. The undo is journaled too.
     @discardableResult
     package func undo(_ entry: EditJournal.Entry) throws(EditError) -> EditJournal.Entry? {
-        try withLockedItem(entry.item) { (state) throws(EditError) -> EditJournal.Entry? in
+        try withLockedItem(entry.item) { (state, place) throws(EditError) -> EditJournal.Entry? in
             var restored = state
             // Already as before: an edit whose record was written but whose
             // files never were (a crash, a failed write taken back), or one
@@ -72,20 +72,35 @@ package struct ItemEditor: Sendable {
                     for edit in Self.edits(restoring: change, from: now) { try restored.apply(edit, sources: sources, item: entry.item) }
                 }
             }
-            return try commit(restored, from: state, item: entry.item, undoes: entry.id)
+            return try commit(restored, from: state, item: entry.item, at: place, undoes: entry.id)
         }
     }
 
     // MARK: Locking and writing
 
+    /// Where an item lies: the folder it is in (BACKING, or for a nested
+    /// item its folder opened beneath BACKING through no link) and its name there.
+    struct ItemPlace {
+        let folderFD: Int32
+        let name: ItemName
+    }
+
     private func withLockedItem<R>(_ item: ItemName, mode: ItemLock.Mode = .exclusive,
-                                   _ body: (ItemState) throws(EditError) -> R) throws(EditError) -> R {
-        guard !item.bytes.isEmpty, !item.isHidden, !item.bytes.contains(UInt8(ascii: "/")) else {
-            throw EditError(EINVAL, "'\(item)' is not an item name")
+                                   _ body: (ItemState, ItemPlace) throws(EditError) -> R) throws(EditError) -> R {
+        guard item.isItemPath else { throw EditError(EINVAL, "'\(item)' is not an item name") }
+        var place = ItemPlace(folderFD: backing.fd, name: item)
+        if let slash = item.bytes.lastIndex(of: UInt8(ascii: "/")) {
+            let folderFD = Array(item.bytes[..<slash]).withCString { qfs_open_beneath(backing.fd, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            guard folderFD >= 0 else {
+                if errno == ENOENT || errno == ENOTDIR { throw EditError(ENOENT, "no item '\(item)' in \(backing.path)") }
+                throw EditError(errno, "\(item): its folder: \(String(cString: strerror(errno)))")
+            }
+            place = ItemPlace(folderFD: folderFD, name: ItemName(Array(item.bytes[(slash + 1)...])))
         }
+        defer { if place.folderFD != backing.fd { close(place.folderFD) } }
         let lock: ItemLock
         do {
-            lock = try ItemLock(item: item, in: backing.fd)
+            lock = try ItemLock(item: place.name, in: place.folderFD)
         } catch {
             if error.errno == ENOENT { throw EditError(ENOENT, "no item '\(item)' in \(backing.path)") }
             if error.errno == ENOTSUP { throw EditError(EPERM, "\(item): \(ItemLock.notLockable); it has no fields to edit") }
@@ -101,7 +116,7 @@ package struct ItemEditor: Sendable {
             throw EditError(EIO, "\(error)")
         }
         defer { lock.unlock() }
-        return try body(try ItemState.read(item, in: backing.fd))
+        return try body(try ItemState.read(place.name, in: place.folderFD), place)
     }
 
     /// Writes what changed and journals it; nil if nothing did.
@@ -119,7 +134,7 @@ package struct ItemEditor: Sendable {
     ///   was undone must never stand for files that were not put back (the
     ///   entry could then never be undone). An undo whose record fails stays
     ///   made, and says so; undoing the entry again finds nothing to do.
-    private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, undoes: String?) throws(EditError)
+    private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, at place: ItemPlace, undoes: String?) throws(EditError)
         -> EditJournal.Entry?
     {
         let files = original.differences(to: changed)
@@ -133,11 +148,11 @@ package struct ItemEditor: Sendable {
         defer { appender?.close() }
         let entry = journalEntry(changed, from: original, files: files, item: item, undoes: undoes)
         guard let appender else {
-            try changed.write(files, item: item, in: backing.fd)
+            try changed.write(files, item: place.name, in: place.folderFD)
             return entry
         }
         if undoes != nil {
-            try changed.write(files, item: item, in: backing.fd)
+            try changed.write(files, item: place.name, in: place.folderFD)
             do {
                 try appender.append(entry)
             } catch {
@@ -151,10 +166,10 @@ package struct ItemEditor: Sendable {
             throw EditError(error.errno, "\(item) not changed: its journal record could not be written (\(error.message))")
         }
         do {
-            try changed.write(files, item: item, in: backing.fd)
+            try changed.write(files, item: place.name, in: place.folderFD)
         } catch let failure {
             do {
-                try original.write(changed.differences(to: original), item: item, in: backing.fd)
+                try original.write(changed.differences(to: original), item: place.name, in: place.folderFD)
             } catch {
                 throw EditError(failure.errno, "the edit of \(item) may have been made (\(failure.message)), and could not be taken "
                     + "back (\(error.message)); it is journaled: queryfs undo takes it back")

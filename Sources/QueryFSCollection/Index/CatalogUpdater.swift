@@ -63,7 +63,8 @@ struct CatalogUpdater: @unchecked Sendable {
                 listings[change.path] = index.view(at: change.path)?.records ?? []
             }
             for path in reconfiguration?.remade ?? [] { listings[path] = index.view(at: path)?.records ?? [] }
-            var update = LiveCatalog.Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems)
+            // What was read beyond the dirty names (items of a folder found or gone) was touched too.
+            var update = LiveCatalog.Update(changes: changes, listings: listings, touchedItems: observation.dirtyItems.union(batch.keys))
             update.reconfiguration = reconfiguration
             update.savedQueries = configuration?.savedQueries
             return update
@@ -72,26 +73,31 @@ struct CatalogUpdater: @unchecked Sendable {
 
     /// Reads each named item: its new state, nil if it is gone or ignored;
     /// an item a writer holds is left out (the views keep its last state)
-    /// and read again once the writer lets go.
+    /// and read again once the writer lets go. In a recursive collection, a
+    /// name may turn out to be a folder of items: its items are read too;
+    /// and a folder gone (or become a bundle) takes the items under it along.
     private func read(_ names: Set<ItemName>, rescanAll: Bool) -> (batch: [ItemName: Item?], stamps: [ItemName: UInt64]) {
-        let scanner = guarded.scanner
-        let ignored = guarded.ignored
         let list = Array(names)
-        // Items whose released locks we hold: let go as soon as each is read,
-        // not after the whole batch (a full rescan takes seconds at 100,000).
-        let held = releaseWaiters.heldNames
-        // Many items (a rescan, a large burst): on every core, as the first scan.
-        let reads = parallelMap(list, threads: Scanner.defaultThreads, minimumCount: 256) { name -> Scanner.ItemRead? in
-            let read = ignored(name) ? nil : scanner.read(named: name, in: backing.fd)
-            if held.contains(name) { releaseWaiters.letGo(of: [name]) }
-            return read
-        }
+        let reads = readEach(list)
+        // Folders gone first: their watches are dropped before an item on
+        // the same folder (one that became a bundle) is watched again.
         var batch: [ItemName: Item?] = [:]
+        var goneFolders: [ItemName] = []
+        for (name, read) in zip(list, reads) where !(read.map { if case .folder = $0.scan { true } else { false } } ?? false) {
+            if sources.forgetFolder(name) { goneFolders.append(name) }
+        }
+        if !goneFolders.isEmpty {
+            for name in itemsUnder(goneFolders) where !names.contains(name) {
+                sources.forget(name)
+                batch[name] = Item?.none
+            }
+        }
         var stamps: [ItemName: UInt64] = [:]
-        for (name, read) in zip(list, reads) {
+        var newFolders: [ItemName] = []
+        func take(_ name: ItemName, _ read: Scanner.ItemRead?) {
             guard let read else {
                 batch[name] = Item?.none
-                continue
+                return
             }
             switch read.scan {
             case .item(let item):
@@ -103,9 +109,44 @@ struct CatalogUpdater: @unchecked Sendable {
                 batch[name] = Item?.none
             case .locked:
                 releaseWaiters.wait(for: name)
+            case .folder:
+                sources.forget(name)  // it was a bundle, maybe
+                batch[name] = Item?.none
+                newFolders.append(name)
             }
         }
+        for (name, read) in zip(list, reads) { take(name, read) }
+        // New folders: watched first, then listed, so nothing made in them is missed.
+        for folder in newFolders {
+            sources.followFolders([folder])
+            guard let listing = try? backing.listing(under: folder) else { continue }  // gone meanwhile: its parent said so
+            sources.followFolders(listing.folders)
+            let inside = listing.items.filter { batch[$0] == nil }
+            for (name, read) in zip(inside, readEach(inside)) { take(name, read) }
+        }
         return (batch, stamps)
+    }
+
+    /// Reads items on every core when there are many (a rescan, a large burst), as the first scan does.
+    private func readEach(_ list: [ItemName]) -> [Scanner.ItemRead?] {
+        let scanner = guarded.scanner
+        let ignored = guarded.ignored
+        // Items whose released locks we hold: let go as soon as each is read,
+        // not after the whole batch (a full rescan takes seconds at 100,000).
+        let held = releaseWaiters.heldNames
+        return parallelMap(list, threads: Scanner.defaultThreads, minimumCount: 256) { name -> Scanner.ItemRead? in
+            let read = ignored(name) ? nil : scanner.read(named: name, in: backing.fd)
+            if held.contains(name) { releaseWaiters.letGo(of: [name]) }
+            return read
+        }
+    }
+
+    /// The items the index holds under any of `folders`.
+    private func itemsUnder(_ folders: [ItemName]) -> [ItemName] {
+        let prefixes = folders.map { $0.bytes + [UInt8(ascii: "/")] }
+        return guarded.withLock { index in
+            index.records.keys.filter { name in prefixes.contains { name.bytes.starts(with: $0) } }
+        }
     }
 
     /// Hands what was applied to the index file's keeper (after the index
@@ -130,7 +171,9 @@ struct CatalogUpdater: @unchecked Sendable {
     /// items made since the last listing show at their next change.
     private func listedNames(for purpose: String) -> [ItemName] {
         do {
-            return try backing.itemNames()
+            let listing = try backing.listing()
+            sources.followFolders(listing.folders)
+            return listing.items
         } catch {
             logger.warning("""
                 cannot list \(backing.path) for \(purpose) (\(error)): the items known are read again; \

@@ -79,7 +79,7 @@ struct InitialItems {
             case .item(let item):
                 add(item, stamp: read.settledStamp)
                 sources.follow(name, read: read)
-            case .gone: break
+            case .gone, .folder: break  // a folder found by the listing is listed and followed already
             case .locked:
                 let unlocked = plain.read(named: name, in: root.fd)
                 // Read past a writer's lock: maybe half-written, so no stamp vouches for it.

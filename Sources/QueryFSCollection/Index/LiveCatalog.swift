@@ -81,7 +81,7 @@ package final class LiveCatalog: @unchecked Sendable {
                 logger: Logger) throws(SystemError)
     {
         requestedKeyPaths = sources.extraKeyPaths
-        let root = try BackingDirectory(path: path)
+        let root = try BackingDirectory(path: path, recursive: sources.recursive)
         backing = root
         var sources = sources
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)
@@ -97,6 +97,7 @@ package final class LiveCatalog: @unchecked Sendable {
                                               notification: pollerSettings.notification, pollEvery: pollerSettings.pollEvery,
                                               onPolledChange: { wakeSignal.wake() })
         self.sources = changeSources
+        if root.recursive { changeSources.followFolders(try root.listing().folders) }
         let start = try CatalogStart(root: root, viewSet: viewSet, sources: sources, coordinated: coordinated,
                                      ignored: ignored, changeSources: changeSources, releaseWaiters: releaseWaiters,
                                      index: indexSettings, progress: progress, wake: { wakeSignal.wake() }, logger: logger)

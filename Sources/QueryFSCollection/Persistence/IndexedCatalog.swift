@@ -21,8 +21,8 @@ package enum IndexedCatalog {
     package static func load(backing path: String, configuration: Configuration, sources extra: FieldSources,
                             index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
     {
-        let root = try BackingDirectory(path: path)
         let sources = configuration.readingSources(adding: extra)
+        let root = try BackingDirectory(path: path, recursive: sources.recursive)
         let viewSet = configuration.viewSet
         let scanner = Scanner(sources: sources)
         let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit,

@@ -60,7 +60,7 @@ struct IndexedItem {
             throw IndexDecodingError("a conflict of unknown kind \(conflictByte)")
         }
         let conflictOf = conflictByte == 0 ? nil : ItemName(try reader.data())
-        guard !name.bytes.isEmpty, !name.isHidden, !name.bytes.contains(UInt8(ascii: "/")), !name.bytes.contains(0) else {
+        guard name.isItemPath else {
             throw IndexDecodingError("an item named '\(name)', which no item can be")
         }
         let item = Item(name: name, kind: kind, title: title, archived: archived, tags: tags, url: url, modified: modified,

@@ -32,6 +32,10 @@ final class BackingWatcher {
     /// Which item each watched bundle directory belongs to.
     private var itemOfDescriptor: [Int32: ItemName] = [:]
     private var descriptorsOfItem: [ItemName: Set<Int32>] = [:]
+    /// In a recursive collection, the folder of items each watch is on
+    /// (its events name items inside it, as BACKING's watch does).
+    private var folderOfDescriptor: [Int32: ItemName] = [:]
+    private var descriptorOfFolder: [ItemName: Int32] = [:]
     /// Some watch was refused for the watch limit (logged once).
     private(set) var watchLimitReached = false
     private let logger: Logger
@@ -122,7 +126,7 @@ final class BackingWatcher {
 
     private func countWatches() {
         let configuration = configurationDescriptor >= 0 && configurationDescriptor != rootDescriptor ? 1 : 0
-        watches.store(itemOfDescriptor.count + (rootDescriptor >= 0 ? 1 : 0) + configuration, ordering: .relaxed)
+        watches.store(itemOfDescriptor.count + folderOfDescriptor.count + (rootDescriptor >= 0 ? 1 : 0) + configuration, ordering: .relaxed)
     }
 
     /// Watches every directory of a bundle (idempotent: existing watches are
@@ -190,6 +194,54 @@ final class BackingWatcher {
         return complete
     }
 
+    /// Watches a folder of items (a recursive collection) as BACKING is
+    /// watched: items made, changed, renamed or removed in it. A folder
+    /// renamed keeps its inode, and inotify gives its new path the same
+    /// descriptor: the watch moves to the new name. False when it could not
+    /// be watched (the watch limit).
+    @discardableResult
+    func watchFolder(_ name: ItemName) -> Bool {
+        guard watchesRoot, let inotify else { return false }
+        do {
+            let descriptor = try inotify.addWatch(path: Array(rootPath.utf8) + [UInt8(ascii: "/")] + name.bytes, mask: Self.rootMask)
+            if let previous = folderOfDescriptor[descriptor], previous != name, descriptorOfFolder[previous] == descriptor {
+                descriptorOfFolder[previous] = nil
+            }
+            folderOfDescriptor[descriptor] = name
+            descriptorOfFolder[name] = descriptor
+            countWatches()
+            return true
+        } catch {
+            if Self.isWatchLimit(error) { noteWatchLimit() }
+            else if error.errno != ENOENT && error.errno != ENOTDIR { logger.warning("cannot watch \(error.path): \(error.message)") }
+            return false
+        }
+    }
+
+    /// Forgets the watch of a folder that is gone or became a bundle (kept
+    /// when its descriptor now watches the folder under another name).
+    func unwatchFolder(_ name: ItemName) {
+        guard let descriptor = descriptorOfFolder.removeValue(forKey: name) else { return }
+        guard folderOfDescriptor[descriptor] == name else { return }
+        folderOfDescriptor[descriptor] = nil
+        inotify?.removeWatch(descriptor)
+        countWatches()
+    }
+
+    /// The kernel dropped the watch (its folder is gone).
+    fileprivate func forgetFolderDescriptor(_ descriptor: Int32, of folder: ItemName) {
+        folderOfDescriptor[descriptor] = nil
+        if descriptorOfFolder[folder] == descriptor { descriptorOfFolder[folder] = nil }
+        countWatches()
+    }
+
+    /// Whether the folder a nested item lies in is watched (BACKING's own
+    /// watch for an item directly inside it).
+    func watchesFolder(of name: ItemName) -> Bool {
+        guard let slash = name.bytes.lastIndex(of: UInt8(ascii: "/")) else { return watchesRoot }
+        return descriptorOfFolder[ItemName(Array(name.bytes[..<slash]))] != nil
+    }
+
     /// Forgets the watches of an item that is gone.
     func unwatch(_ name: ItemName) {
         for descriptor in descriptorsOfItem.removeValue(forKey: name) ?? [] {
@@ -239,6 +291,10 @@ final class BackingWatcher {
                 if event.isDirectory, event.has(IN_CREATE) || event.has(IN_MOVED_TO) { observation.needsWatch.insert(name) }
                 continue
             }
+            if let folder = folderOfDescriptor[event.descriptor] {
+                observeInFolder(folder, event, into: &observation)
+                continue
+            }
             guard let item = itemOfDescriptor[event.descriptor] else { continue }
             if event.has(IN_IGNORED) {
                 // The directory is gone (deleted, or replaced by a rename over it).
@@ -253,5 +309,24 @@ final class BackingWatcher {
                 observation.needsWatch.insert(item)  // picks up the new subdirectory
             }
         }
+    }
+}
+
+extension BackingWatcher {
+    /// An event in a folder of items: the item it names is dirty, as for
+    /// BACKING's own watch. A payload file made or removed there turns the
+    /// folder into a bundle or back: the folder itself is dirty then.
+    fileprivate func observeInFolder(_ folder: ItemName, _ event: Inotify.Event, into observation: inout Observation) {
+        if event.has(IN_IGNORED) || event.has(IN_DELETE_SELF) {
+            forgetFolderDescriptor(event.descriptor, of: folder)
+            observation.dirtyItems.insert(folder)
+            return
+        }
+        guard !event.name.isEmpty, event.name.first != UInt8(ascii: ".") else { return }
+        if FieldSources.payloadFileNames.contains(where: { Array($0.utf8) == event.name }) {
+            observation.dirtyItems.insert(folder)
+            return
+        }
+        observation.dirtyItems.insert(ItemName(folder.bytes + [UInt8(ascii: "/")] + event.name))
     }
 }

@@ -116,6 +116,9 @@ final class ChangePoller: @unchecked Sendable {
 
     var polledItemCount: Int { state.withLock { $0.items.count } }
 
+    /// Whether BACKING's listing is polled.
+    var isPollingListing: Bool { state.withLock { $0.pollsListing } }
+
     /// Polls `name` from now on; `stamp` is what it looked like when last
     /// read (nil: unknown, so the first round reports it once).
     /// `settled` false: the read may have missed a change in the same clock tick (`unsettled`).

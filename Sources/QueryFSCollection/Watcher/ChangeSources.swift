@@ -71,6 +71,9 @@ final class ChangeSources {
         -> (FilesystemMark?, String?)
     {
         if notification == .inotify { return (nil, "inotify was asked for") }
+        // The mark places events by an item's first path component: a
+        // recursive collection's folders are watched one by one instead.
+        if root.recursive, notification == .automatic { return (nil, "a recursive collection watches each of its folders") }
         do {
             return (try FilesystemMark(root: root), nil)
         } catch {
@@ -127,7 +130,7 @@ final class ChangeSources {
     /// its folders (`directories`, nil: listed now), or BACKING's own watch
     /// for a plain file.
     private func notified(_ name: ItemName, kind: Item.Kind, directories: [[UInt8]]?) -> Bool {
-        guard kind == .bundle else { return watcher.watchesRoot }
+        guard kind == .bundle else { return watcher.watchesFolder(of: name) }
         if mark != nil, watcher.watchesRoot { return true }  // the mark hears inside every bundle
         // Polled because the watch limit was reached for it before: not tried again.
         if !pollsEverything, poller.isPolling(name) { return false }
@@ -149,6 +152,32 @@ final class ChangeSources {
     func forget(_ name: ItemName) {
         watcher.unwatch(name)
         poller.stopPolling(name)
+    }
+
+    /// The folders of items followed (a recursive collection), by path.
+    private(set) var folders = Set<ItemName>()
+
+    /// Follows folders of items: each is watched as BACKING is (where the
+    /// watch limit refuses one, the items in it are polled and BACKING's
+    /// listing too, so what is made there still shows).
+    func followFolders(_ names: [ItemName]) {
+        for name in names {
+            folders.insert(name)
+            if !watcher.watchFolder(name), !poller.isPollingListing { poller.pollListing(knownNames: []) }
+        }
+    }
+
+    /// Forgets a folder that is gone or became a bundle, and every folder
+    /// under it; returns whether it was one.
+    func forgetFolder(_ name: ItemName) -> Bool {
+        guard folders.remove(name) != nil else { return false }
+        watcher.unwatchFolder(name)
+        let prefix = name.bytes + [UInt8(ascii: "/")]
+        for inner in folders where inner.bytes.starts(with: prefix) {
+            folders.remove(inner)
+            watcher.unwatchFolder(inner)
+        }
+        return true
     }
 
     func followConfiguration(at path: String) {

@@ -25,13 +25,25 @@ package struct ItemName: Hashable, Comparable, Sendable, CustomStringConvertible
         compareBytes(a.bytes, b.bytes) < 0
     }
 
-    /// Hidden entries (names starting with `.`) are never items (SPEC §1).
-    package var isHidden: Bool { bytes.first == UInt8(ascii: ".") }
+    /// Hidden entries (names starting with `.`) are never items (SPEC §1);
+    /// in a recursive collection, neither is anything inside a hidden folder.
+    package var isHidden: Bool {
+        guard bytes.first != UInt8(ascii: ".") else { return true }
+        guard bytes.contains(UInt8(ascii: "/")) else { return false }  // the common case: one scan, no pairs
+        return zip(bytes, bytes.dropFirst()).contains { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: ".") }
+    }
 
-    /// Index of the `.` that starts the extension, if any: the last `.`,
-    /// provided it is not the first byte.
+    /// Where the last path component starts (0 but for a nested item of a
+    /// recursive collection, `folder/name`): `ext` and `stem` are its own.
+    package var lastComponentStart: Int {
+        bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+    }
+
+    /// Index of the `.` that starts the extension, if any: the last `.` of
+    /// the last component, provided it is not that component's first byte.
     var extensionDot: Int? {
-        guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return nil }
+        let start = lastComponentStart
+        guard let dot = bytes[start...].lastIndex(of: UInt8(ascii: ".")), dot > start else { return nil }
         return dot
     }
 
@@ -41,11 +53,24 @@ package struct ItemName: Hashable, Comparable, Sendable, CustomStringConvertible
         return bytes[(dot + 1)...]
     }
 
-    /// The name without `.ext`. A name ending in `.` (empty ext) keeps its
-    /// dot, since there is no `.ext` to remove.
+    /// The name without `.ext` (and without the folders of a nested item).
+    /// A name ending in `.` (empty ext) keeps its dot, since there is no
+    /// `.ext` to remove.
     package var stemBytes: ArraySlice<UInt8> {
-        guard let dot = extensionDot, dot + 1 < bytes.count else { return bytes[...] }
-        return bytes[..<dot]
+        let start = lastComponentStart
+        guard let dot = extensionDot, dot + 1 < bytes.count else { return bytes[start...] }
+        return bytes[start..<dot]
+    }
+
+    /// Whether the item lies in a folder of items (a recursive collection).
+    package var isNested: Bool { bytes.contains(UInt8(ascii: "/")) }
+
+    /// Whether this can name an item: not empty, no NUL, not hidden, and
+    /// for a nested item a relative path of plain components (no empty,
+    /// `.` or `..` component, no leading or trailing `/`).
+    package var isItemPath: Bool {
+        guard !bytes.isEmpty, !bytes.contains(0), !isHidden else { return false }
+        return !bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains { $0.isEmpty }
     }
 
     package var ext: String { String(decoding: extensionBytes, as: UTF8.self) }

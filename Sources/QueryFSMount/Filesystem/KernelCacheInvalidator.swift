@@ -72,11 +72,21 @@ struct KernelCacheInvalidator {
             }
         }
         var touchedPaths: [[UInt8]] = []
+        var touchedFolders = Set<UInt64>()
         for item in delta.touchedItems {
             let nodes = filesystem.passthrough.nodes(inItem: item)
-            // The node of the bundle itself in bundles/, if the kernel holds one.
-            let itemNode = nodes.first { $0.parent == NodeID.bundles && $0.name == item.bytes }
+            // The node of the item itself in bundles/ (or in its folder), if the kernel holds one.
+            let itemNode = nodes.first { $0.isItemRoot }
             let changedFiles = invalidatePassthrough(item: item, nodes: nodes, itemNode: itemNode?.id, replaying: replaying)
+            if item.isNested {
+                // Its folder's listing and the name in it (gone, or new where the kernel cached its absence).
+                // The replay makes no events for it: it reaches bundles/ only.
+                if let folder = filesystem.passthrough.folderNode(of: item) {
+                    touchedFolders.insert(folder)
+                    invalidateEntry(parent: folder, name: Array(item.bytes[item.lastComponentStart...]))
+                }
+                continue
+            }
             guard replaying else { continue }
             switch bundleEvent(item, held: itemNode) {
             case .made: events.append(.bundleMade(item))
@@ -88,6 +98,7 @@ struct KernelCacheInvalidator {
         if !touchedPaths.isEmpty { events.append(.touched(touchedPaths)) }
         // bundles/'s listing, which the kernel keeps (no opendir): an item may have come or gone.
         if !delta.touchedItems.isEmpty { invalidateInode(NodeID.bundles) }
+        for folder in touchedFolders { invalidateInode(folder) }
     }
 
     /// The event replay's step for a changed view folder. The names its
@@ -225,7 +236,7 @@ struct KernelCacheInvalidator {
         }
         // The item itself in bundles/, if the kernel holds a dentry for a name now gone.
         var status = stat()
-        if !replaying, item.withCString({ fstatat(filesystem.passthrough.rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
+        if !replaying, !item.isNested, item.withCString({ fstatat(filesystem.passthrough.rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) != 0 {
             invalidateEntry(parent: NodeID.bundles, name: item.bytes)
         }
         return changed

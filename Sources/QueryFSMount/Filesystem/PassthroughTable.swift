@@ -17,10 +17,15 @@ final class PassthroughNode: @unchecked Sendable {
     let inode: UInt64
     /// The file type bits (S_IFMT) at lookup.
     let type: mode_t
-    /// The item (top-level entry of the backing directory) this node is in,
-    /// nil for the backing directory itself. Used to invalidate what an
+    /// The item this node is in (an entry of the backing directory, or in
+    /// a recursive collection one at any depth), nil for the backing
+    /// directory itself and its folders of items. Used to invalidate what an
     /// item's change touches.
     let item: ItemName?
+    /// For a folder of items (a recursive collection), its path in BACKING.
+    let folder: ItemName?
+    /// Whether this node is its item itself (the bundle or file), not a file inside it.
+    let isItemRoot: Bool
     /// Where the kernel last looked it up: parent node and name.
     var parent: UInt64
     var name: [UInt8]
@@ -39,13 +44,16 @@ final class PassthroughNode: @unchecked Sendable {
     /// Used since the clock's hand last passed (second chance).
     fileprivate var referenced = true
 
-    init(id: UInt64, fd: Int32, device: UInt64, inode: UInt64, type: mode_t, item: ItemName?, parent: UInt64, name: [UInt8]) {
+    init(id: UInt64, fd: Int32, device: UInt64, inode: UInt64, type: mode_t, item: ItemName?, parent: UInt64, name: [UInt8],
+         folder: ItemName? = nil, isItemRoot: Bool = false) {
         self.id = id
         descriptor = fd
         self.device = device
         self.inode = inode
         self.type = type
         self.item = item
+        self.folder = folder
+        self.isItemRoot = isItemRoot
         self.parent = parent
         self.name = name
     }
@@ -59,6 +67,10 @@ final class PassthroughTable: @unchecked Sendable {
     private let lock = PlainLock()
     private var nodes: [UInt64: PassthroughNode] = [:]
     private var nodesOfItem: [ItemName: Set<UInt64>] = [:]
+    /// The nodes of folders of items the kernel holds, by path.
+    private var nodeOfFolder: [ItemName: UInt64] = [:]
+    /// Items at any depth: a folder without a payload file is a folder of items.
+    let recursive: Bool
     let root: PassthroughNode
     /// BACKING, O_PATH, open for the mount's life.
     let rootFD: Int32
@@ -73,6 +85,7 @@ final class PassthroughTable: @unchecked Sendable {
         var status = stat()
         fstat(fd, &status)
         rootFD = fd
+        recursive = backing.recursive
         root = PassthroughNode(id: NodeID.bundles, fd: fd, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
                                type: S_IFDIR, item: nil, parent: NodeID.root, name: Array("bundles".utf8))
         root.lookups = 1 << 62  // never forgotten
@@ -200,7 +213,7 @@ final class PassthroughTable: @unchecked Sendable {
             throw error
         }
         let nameBytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
-        let item = parent.item ?? ItemName(nameBytes)
+        let (item, folder) = attribution(of: nameBytes, in: parent, status: status, fd: fd)
         let id = NodeID.passthrough(backingInode: UInt64(status.st_ino))
         let node: PassthroughNode = lock.withLock {
             if let existing = nodes[id], existing.device == UInt64(status.st_dev) {
@@ -217,11 +230,13 @@ final class PassthroughTable: @unchecked Sendable {
                 return existing
             }
             let created = PassthroughNode(id: id, fd: fd, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
-                                          type: status.st_mode & S_IFMT, item: item, parent: parent.id, name: nameBytes)
+                                          type: status.st_mode & S_IFMT, item: item, parent: parent.id, name: nameBytes,
+                                          folder: folder, isItemRoot: parent.item == nil && item != nil)
             created.lookups = 1
             if let old = nodes[id] { drop(old) }  // an inode number reused by a new file
             nodes[id] = created
-            nodesOfItem[item, default: []].insert(id)
+            if let item { nodesOfItem[item, default: []].insert(id) }
+            if let folder { nodeOfFolder[folder] = id }
             keep(created)
             return created
         }
@@ -239,6 +254,7 @@ final class PassthroughTable: @unchecked Sendable {
                     nodesOfItem[item]?.remove(id)
                     if nodesOfItem[item]?.isEmpty == true { nodesOfItem[item] = nil }
                 }
+                if let folder = node.folder, nodeOfFolder[folder] == id { nodeOfFolder[folder] = nil }
                 drop(node)
             }
         }
@@ -257,6 +273,26 @@ final class PassthroughTable: @unchecked Sendable {
     /// The nodes the kernel holds inside an item (for invalidation).
     func nodes(inItem item: ItemName) -> [PassthroughNode] {
         lock.withLock { (nodesOfItem[item] ?? []).compactMap { nodes[$0] } }
+    }
+
+    /// The node of the folder a nested item lies in (bundles/ for one
+    /// directly in BACKING), nil when the kernel holds none: then it holds
+    /// no name in that folder either.
+    func folderNode(of item: ItemName) -> UInt64? {
+        guard let slash = item.bytes.lastIndex(of: UInt8(ascii: "/")) else { return NodeID.bundles }
+        return lock.withLock { nodeOfFolder[ItemName(Array(item.bytes[..<slash]))] }
+    }
+
+    /// What a node named `name` in `parent` belongs to: the item of its
+    /// parent; else (in BACKING or a folder of items) it is an item itself,
+    /// or in a recursive collection a folder of items (a folder, not hidden,
+    /// without a payload file: `BackingDirectory.listing`'s rule).
+    private func attribution(of name: [UInt8], in parent: PassthroughNode, status: stat, fd: Int32) -> (item: ItemName?, folder: ItemName?) {
+        if let item = parent.item { return (item, nil) }
+        let path = ItemName((parent.folder.map { $0.bytes + [UInt8(ascii: "/")] } ?? []) + name)
+        guard recursive, status.st_mode & S_IFMT == S_IFDIR, !path.isHidden else { return (path, nil) }
+        let holdsPayload = FieldSources.payloadFileNames.contains { faccessat(fd, $0, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }
+        return holdsPayload ? (path, nil) : (nil, path)
     }
 }
 

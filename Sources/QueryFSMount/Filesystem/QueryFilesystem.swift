@@ -357,10 +357,12 @@ extension QueryFilesystem {
     }
 
     /// The item a name in a passthrough folder belongs to: the name itself
-    /// directly under bundles/, else the folder's item.
+    /// directly under bundles/ (or its path, in a folder of items), else the
+    /// folder's item.
     func item(named name: UnsafePointer<CChar>, in parent: PassthroughNode) -> ItemName? {
-        guard parent.id == NodeID.bundles else { return parent.item }
-        return ItemName(Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))))
+        guard parent.id == NodeID.bundles || parent.folder != nil else { return parent.item }
+        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
+        return ItemName((parent.folder.map { $0.bytes + [UInt8(ascii: "/")] } ?? []) + bytes)
     }
 
     /// Replies with an error; Void, so handlers can `return fail(…)`.

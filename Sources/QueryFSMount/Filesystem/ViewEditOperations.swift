@@ -131,8 +131,9 @@ extension QueryFilesystem {
         }
         let item: ItemName
         var edits: [FieldEdit] = []
-        if parent == NodeID.bundles {
-            item = ItemName(Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))))
+        if parent == NodeID.bundles || passthrough.node(parent)?.folder != nil, let node = passthrough.node(parent),
+           let named = self.item(named: name, in: node) {
+            item = named
         } else {
             guard let (source, sourceView) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not an entry of a view") }
             guard let record = entryRecord(named: name, in: source) else { return fail(request, ENOENT) }
@@ -189,8 +190,8 @@ extension QueryFilesystem {
             if parts.starts(with: mount), !mount.isEmpty {
                 parts.removeFirst(mount.count)
                 resolved = []
-            } else if parts.starts(with: backing), parts.count == backing.count + 1 {
-                return ItemName(parts.last!)
+            } else if parts.starts(with: backing), parts.count > backing.count {
+                return item(inPath: Array(parts.dropFirst(backing.count)))
             } else {
                 return nil
             }
@@ -206,11 +207,26 @@ extension QueryFilesystem {
                 resolved.append(part)
             }
         }
-        if resolved.count == 2, resolved[0] == Array(Self.bundlesName.utf8) { return ItemName(resolved[1]) }
+        if resolved.count >= 2, resolved[0] == Array(Self.bundlesName.utf8) { return item(inPath: Array(resolved.dropFirst())) }
         guard resolved.count >= 2, let view = folders.folder(path: resolved.dropLast().map { String(decoding: $0, as: UTF8.self) }),
               !view.isGroup else { return nil }
         let listing = view.listing
         return resolved.last!.withUnsafeBufferPointer { listing.index(ofEntryNamed: $0) }.map { listing.records[$0].name }
+    }
+
+    /// The item a path inside BACKING lies in: the shortest leading part of
+    /// it that the catalog knows (`X` of `X/payload.plist`; in a recursive
+    /// collection, `notes/idea.md` of `notes/idea.md`).
+    private func item(inPath components: [[UInt8]]) -> ItemName? {
+        catalog.withIndex { index in
+            var prefix: [UInt8] = []
+            for component in components {
+                if !prefix.isEmpty { prefix.append(UInt8(ascii: "/")) }
+                prefix += component
+                if index.records[ItemName(prefix)] != nil { return ItemName(prefix) }
+            }
+            return nil
+        }
     }
 
     // MARK: Tag folders

@@ -19,7 +19,8 @@ struct EditOptions: ParsableArguments {
     func editor() throws -> ItemEditor {
         let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
         do {
-            return ItemEditor(backing: try BackingDirectory(path: backing), sources: configuration.sources, lockTimeout: lockTimeout)
+            return ItemEditor(backing: try BackingDirectory(path: backing, recursive: configuration.sources.recursive),
+                              sources: configuration.sources, lockTimeout: lockTimeout)
         } catch {
             throw Failure("cannot read backing directory \(backing): \(error.message)")
         }
@@ -31,7 +32,7 @@ struct EditOptions: ParsableArguments {
         var failed = false
         for text in items {
             do throws(EditError) {
-                let item = try ItemReference.resolve(text, backing: backing)
+                let item = try ItemReference.resolve(text, backing: backing, recursive: editor.sources.recursive)
                 try editor.apply(edits, to: item)
             } catch {
                 printError(error.message)

@@ -1,0 +1,90 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A recursive collection mounted (issue 31): notes and bundles at any depth
+/// of folders are items named by their path, hidden folders are skipped,
+/// view entries lead into bundles/ at that path, and items made, changed,
+/// moved (with their folder) and removed at depth show live; edits through
+/// a view and from the command line reach them, and undo restores bytes.
+/// Every expectation is computed here from the files the test wrote.
+final class RecursiveNotesMountTests: MountTestCase {
+    /// What the test wrote, as the reference: path → (title, tags, mtime).
+    private static let notes: [(path: String, text: String, title: String, tags: [String], mtime: Int)] = [
+        ("inbox/alpha.md", "---\ntitle: Alpha\ntags: [swift, lang/swift]\n---\nBody\n", "Alpha", ["swift", "lang/swift"], 1_000),
+        ("projects/2024/bravo.md", "+++\ntitle = \"Bravo\"\ntags = [\"swift\"]\n+++\n", "Bravo", ["swift"], 2_000),
+        ("projects/2024/deep/charlie.md", "Intro\n# Charlie\n", "Charlie", [], 3_000),
+        ("readme.txt", "plain\n", "readme", [], 5_000),
+    ]
+
+    private static func vault(_ corpus: Corpus) {
+        corpus.write(corpus.path + "/.queryfs.toml", Array("recursive = true\n".utf8))
+        for folder in ["inbox", "projects", "projects/2024", "projects/2024/deep", "archive", ".obsidian", "inbox/.trash"] {
+            mkdir(corpus.path + "/" + folder, 0o755)
+        }
+        for note in notes { corpus.file(Array(note.path.utf8), contents: Array(note.text.utf8), mtime: note.mtime) }
+        corpus.write(corpus.path + "/.obsidian/workspace.md", Array("---\ntitle: Hidden\n---\n".utf8))
+        corpus.write(corpus.path + "/inbox/.trash/gone.md", Array("---\ntitle: Trashed\n---\n".utf8))
+        corpus.bundle(Array("archive/delta.hpwebsite".utf8), title: "Delta", tags: ["swift"], mtime: 4_000)
+    }
+
+    private func names(_ view: String) -> [String] { (RawFiles.list(fixture.mounted(view)) ?? []).map(\.text).sorted() }
+    private func target(_ view: String, endingWith suffix: String) -> String? {
+        guard let entry = names(view).first(where: { $0.hasSuffix(suffix) }) else { return nil }
+        return RawFiles.readlink(Array(fixture.mounted(view + "/" + entry).utf8)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func testItemsAtAnyDepthAreLiveBrowsableAndEditable() throws {
+        fixture = MountedFixture(corpus: Self.vault)
+        try fixture.mount()
+        // The reference: every note and the bundle, by title; hidden folders left out.
+        let all = Self.notes.map { ($0.path, $0.title, $0.tags, $0.mtime) } + [("archive/delta.hpwebsite", "Delta", ["swift"], 4_000)]
+        let byTitle = all.sorted { $0.1.lowercased() < $1.1.lowercased() }
+        let ext = { (path: String) in path.split(separator: ".").last.map { "." + $0 } ?? "" }
+        XCTAssertEqual(names("by-name"), byTitle.enumerated().map { String(format: "%04d ", $0.offset + 1) + $0.element.1 + ext($0.element.0) })
+        let swift = all.filter { $0.2.contains("swift") }.sorted { $0.3 > $1.3 }
+        XCTAssertEqual(names("tag/swift"), swift.enumerated().map { String(format: "%04d ", $0.offset + 1) + $0.element.1 + ext($0.element.0) })
+        for item in all {
+            XCTAssertEqual(target("by-name", endingWith: " \(item.1)\(ext(item.0))"), "../bundles/" + item.0, "entries lead into bundles/ at the item's path")
+        }
+        let note = Self.notes[0]
+        XCTAssertEqual(RawFiles.read(fixture.mounted("by-name/0001 Alpha.md")), Array(note.text.utf8), "read through the view")
+        XCTAssertEqual(names("bundles/projects/2024"), ["bravo.md", "deep"])
+
+        // Live at depth: a note written in a new folder, one retitled, a folder moved, a folder removed.
+        let corpus = Corpus(path: fixture.backing)
+        mkdir(fixture.backed("projects/2025"), 0o755)
+        mkdir(fixture.backed("projects/2025/new"), 0o755)
+        corpus.write(fixture.backed("projects/2025/new/echo.md"), Array("---\ntitle: Echo\ntags: [swift]\n---\n".utf8))
+        XCTAssertTrue(eventually { self.names("tag/swift").contains { $0.hasSuffix(" Echo.md") } }, "\(names("tag/swift"))")
+        XCTAssertEqual(target("tag/swift", endingWith: " Echo.md"), "../../bundles/projects/2025/new/echo.md")
+        corpus.write(fixture.backed("projects/2024/bravo.md"), Array("+++\ntitle = \"Bravo Two\"\ntags = [\"swift\"]\n+++\n".utf8))
+        XCTAssertTrue(eventually { self.names("by-name").contains { $0.hasSuffix(" Bravo Two.md") } }, "\(names("by-name"))")
+        XCTAssertEqual(rename(fixture.backed("projects/2024"), fixture.backed("projects/y2024")), 0)
+        XCTAssertTrue(eventually { self.target("by-name", endingWith: " Charlie.md") == "../bundles/projects/y2024/deep/charlie.md" },
+                      "\(String(describing: target("by-name", endingWith: " Charlie.md")))")
+        XCTAssertEqual(RawFiles.read(fixture.mounted("by-name/" + names("by-name").first { $0.hasSuffix(" Charlie.md") }!)),
+                       Array(Self.notes[2].text.utf8), "a moved note reads through its new path")
+        XCTAssertEqual(remove(fixture.backed("projects/y2024/deep/charlie.md")), 0)
+        XCTAssertEqual(rmdir(fixture.backed("projects/y2024/deep")), 0)
+        XCTAssertTrue(eventually { !self.names("by-name").contains { $0.hasSuffix(" Charlie.md") } }, "\(names("by-name"))")
+        XCTAssertTrue(names("by-name").contains { $0.hasSuffix(" Bravo Two.md") }, "the rest of the folder stays")
+
+        // Edits: a tag linked in through a view, one from the command line by path; undo gives the bytes back.
+        let alpha = fixture.backed("inbox/alpha.md")
+        let before = RawFiles.read(alpha)
+        XCTAssertEqual(mkdir(fixture.mounted("tag/reading"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/inbox/alpha.md", fixture.mounted("tag/reading/x")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(names("tag/reading"), ["0001 Alpha.md"])
+        let cli = QueryfsBinary.run(["tag", fixture.backing, "projects/y2024/bravo.md", "--add", "cli"])
+        XCTAssertEqual(cli.status, 0, cli.stderrText)
+        XCTAssertTrue(eventually { self.names("tag/cli") == ["0001 Bravo Two.md"] }, "\(names("tag/cli"))")
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertTrue(eventually { self.names("tag").contains("cli") == false }, "\(names("tag"))")
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertTrue(eventually { self.names("tag/reading").isEmpty }, "\(names("tag/reading"))")
+        XCTAssertEqual(RawFiles.read(alpha), before, "the note's bytes are untouched by tagging and undo")
+    }
+}
