@@ -65,6 +65,10 @@ int qfs_fallocate(int fd, int mode, int64_t offset, int64_t length) {
     return fallocate(fd, mode, offset, length);
 }
 
+long qfs_flistxattr(int fd, char *list, unsigned long size) {
+    return flistxattr(fd, list, size);
+}
+
 long qfs_getxattrat(int fd, const char *path, const char *name, void *value, unsigned long size) {
     if (path == NULL) return fgetxattr(fd, name, value, size);
     char full[PATH_MAX];

@@ -4,10 +4,10 @@ import XCTest
 import Glibc
 #endif
 
-/// A folder of Markdown notes mounted (issue 31, first step): titles and
-/// tags from front matter (YAML and TOML) and headings, live as notes are
-/// written, tags added through a view as the note's attribute, and a
-/// front-matter tag refused (read, not edited) with nothing changed.
+/// A folder of Markdown notes mounted (issue 31): titles and tags from
+/// front matter (YAML and TOML) and headings, live as notes are written,
+/// and edits through views written back into the front matter, line by
+/// line, undone byte for byte.
 final class NotesMountTests: MountTestCase {
     private static func notes(_ corpus: Corpus) {
         corpus.file(Array("swift.md".utf8), contents: Array("---\ntitle: Swift on Linux\ntags: [swift, servers]\n---\nBody\n".utf8), mtime: 1_000)
@@ -36,15 +36,35 @@ final class NotesMountTests: MountTestCase {
         corpus.write(fixture.backed("heading.md"), Array("---\ntitle: Retitled\n---\n".utf8))
         XCTAssertTrue(eventually { self.names("by-name").contains { $0.hasSuffix(" Retitled.md") } }, "\(names("by-name"))")
 
-        // Through a view: a tag added is the note's attribute; a front-matter tag is not removed.
-        XCTAssertEqual(symlink("../../bundles/plain.txt", fixture.mounted("tag/servers/x")), 0, String(cString: strerror(Glibc.errno)))
-        XCTAssertTrue(names("tag/servers").contains { $0.hasSuffix(" plain.txt") })
-        let entry = try XCTUnwrap(names("tag/swift").first { $0.hasSuffix(" Swift on Linux.md") })
-        let before = FileManager.default.contents(atPath: fixture.backed("swift.md"))
-        XCTAssertEqual(unlink(fixture.mounted("tag/swift/" + entry)), -1)
-        XCTAssertEqual(Glibc.errno, EROFS)
-        XCTAssertEqual(FileManager.default.contents(atPath: fixture.backed("swift.md")), before, "the note is as it was")
-        XCTAssertTrue(names("tag/swift").contains(entry))
+        // Through a view: a tag linked in and one removed are written into the note's front matter,
+        // one line each, the rest byte for byte; a rename retitles; undo gives the bytes back.
+        let swiftNote = fixture.backed("swift.md")
+        let before = try XCTUnwrap(RawFiles.read(swiftNote))
+        XCTAssertEqual(symlink("../../bundles/swift.md", fixture.mounted("tag/reading/x")), -1, "no such tag folder yet")
+        XCTAssertEqual(mkdir(fixture.mounted("tag/reading"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/swift.md", fixture.mounted("tag/reading/x")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(swiftNote)?.text, "---\ntitle: Swift on Linux\ntags: [swift, servers, reading]\n---\nBody\n")
+        let entry = try XCTUnwrap(names("tag/servers").first { $0.hasSuffix(" Swift on Linux.md") })
+        XCTAssertEqual(unlink(fixture.mounted("tag/servers/" + entry)), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(swiftNote)?.text, "---\ntitle: Swift on Linux\ntags: [swift, reading]\n---\nBody\n")
+        XCTAssertEqual(names("tag/servers"), [], "emptied by rm, the folder stays until rmdir")
+        XCTAssertEqual(rmdir(fixture.mounted("tag/servers")), 0)
+        let ranked = try XCTUnwrap(names("by-name").first { $0.hasSuffix(" Swift on Linux.md") })
+        XCTAssertEqual(rename(fixture.mounted("by-name/" + ranked), fixture.mounted("by-name/Swift: the sequel.md")), 0)
+        XCTAssertEqual(RawFiles.read(swiftNote)?.text, "---\ntitle: \"Swift: the sequel\"\ntags: [swift, reading]\n---\nBody\n")
+        for _ in 0..<3 { XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0) }
+        XCTAssertEqual(RawFiles.read(swiftNote), before, "undone, byte for byte")
+        XCTAssertTrue(eventually { self.names("tag/reading").isEmpty })
+        XCTAssertEqual(rmdir(fixture.mounted("tag/reading")), 0)
+        // A plain file that is no note takes tags in its attribute.
+        XCTAssertEqual(symlink("../../bundles/plain.txt", fixture.mounted("tag/servers2")), -1)
+        XCTAssertEqual(mkdir(fixture.mounted("tag/servers2"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/plain.txt", fixture.mounted("tag/servers2/x")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("plain.txt"))?.text, "no front matter\n", "a text note gets no block made")
+        // A front matter that cannot take the edit refuses it whole, and the note stays.
+        let badBefore = RawFiles.read(fixture.backed("bad.md"))
+        XCTAssertEqual(symlink("../../bundles/bad.md", fixture.mounted("tag/servers2/y")), 0, "a map of tags: the attribute takes it")
+        XCTAssertEqual(RawFiles.read(fixture.backed("bad.md")), badBefore)
         XCTAssertTrue(eventually { ViewComparison.differences(backing: self.fixture.backing, mountPoint: self.fixture.mountPoint) == [] })
     }
 }

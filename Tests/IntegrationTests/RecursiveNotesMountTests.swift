@@ -72,19 +72,27 @@ final class RecursiveNotesMountTests: MountTestCase {
         XCTAssertTrue(eventually { !self.names("by-name").contains { $0.hasSuffix(" Charlie.md") } }, "\(names("by-name"))")
         XCTAssertTrue(names("by-name").contains { $0.hasSuffix(" Bravo Two.md") }, "the rest of the folder stays")
 
-        // Edits: a tag linked in through a view, one from the command line by path; undo gives the bytes back.
+        // Edits: a tag linked in through a view, one from the command line by path, each one line of the
+        // note as git sees it; undo gives the bytes back.
+        let git = { (arguments: [String]) in Program.run(["/usr/bin/env", "git", "-C", self.fixture.backing, "-c", "user.name=t", "-c", "user.email=t@t"] + arguments) }
+        XCTAssertEqual(git(["init", "-q"]).status, 0)
+        XCTAssertEqual(git(["add", "-A"]).status, 0)
+        XCTAssertEqual(git(["commit", "-qm", "notes"]).status, 0)
         let alpha = fixture.backed("inbox/alpha.md")
         let before = RawFiles.read(alpha)
         XCTAssertEqual(mkdir(fixture.mounted("tag/reading"), 0o755), 0)
         XCTAssertEqual(symlink("../../bundles/inbox/alpha.md", fixture.mounted("tag/reading/x")), 0, String(cString: strerror(Glibc.errno)))
         XCTAssertEqual(names("tag/reading"), ["0001 Alpha.md"])
+        XCTAssertEqual(git(["diff", "--numstat"]).stdoutText, "1\t1\tinbox/alpha.md\n", "one line changed: the flow list")
         let cli = QueryfsBinary.run(["tag", fixture.backing, "projects/y2024/bravo.md", "--add", "cli"])
         XCTAssertEqual(cli.status, 0, cli.stderrText)
         XCTAssertTrue(eventually { self.names("tag/cli") == ["0001 Bravo Two.md"] }, "\(names("tag/cli"))")
+        XCTAssertEqual(RawFiles.read(fixture.backed("projects/y2024/bravo.md"))?.text, "+++\ntitle = \"Bravo Two\"\ntags = [\"swift\", \"cli\"]\n+++\n")
         XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
         XCTAssertTrue(eventually { self.names("tag").contains("cli") == false }, "\(names("tag"))")
         XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
         XCTAssertTrue(eventually { self.names("tag/reading").isEmpty }, "\(names("tag/reading"))")
-        XCTAssertEqual(RawFiles.read(alpha), before, "the note's bytes are untouched by tagging and undo")
+        XCTAssertEqual(RawFiles.read(alpha), before, "undone, byte for byte")
+        XCTAssertEqual(git(["diff", "--numstat", "--", "inbox"]).stdoutText, "", "nothing left changed")
     }
 }

@@ -135,4 +135,10 @@ final class FrontMatterTests: XCTestCase {
         XCTAssertEqual(items["bad.md"]?.problems.count, 1)
         XCTAssertNotEqual(items["data.csv"]?.title, "not a note", "only notes are read for front matter")
     }
+
+    func testObsidianDateTimesWithoutSecondsAreDates() {
+        let note = FrontMatter.parse(Array("---\ncreated: 2024-06-04T13:33\nupdated: \"2024-06-05 08:00\"\n---\n".utf8))
+        XCTAssertEqual(note.payload["created"], .date(1_717_507_980))
+        XCTAssertEqual(note.payload["updated"], .date(1_717_574_400))
+    }
 }

@@ -52,6 +52,9 @@ long qfs_getxattrat(int fd, const char *path, const char *name, void *value, uns
 int qfs_setxattrat(int fd, const char *path, const char *name, const void *value, unsigned long size);
 int qfs_removexattrat(int fd, const char *path, const char *name);
 
+/// flistxattr(2) on `fd`: the names, each NUL-terminated, or -1 with errno set.
+long qfs_flistxattr(int fd, char *list, unsigned long size);
+
 /// Sets the calling thread's filesystem uid and gid and its supplementary
 /// groups (this thread only; see credentials.c). Returns 0, or -1 with errno.
 int qfs_set_thread_credentials(uid_t fsuid, gid_t fsgid, size_t group_count, const gid_t *groups);

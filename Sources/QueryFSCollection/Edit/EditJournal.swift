@@ -56,6 +56,8 @@ package struct EditJournal: Sendable {
     package init(backing: BackingDirectory) { self.backing = backing }
 
     static let attributeFile = "@" + ExtendedAttributeTags.attributeName
+    /// The item's own file (a note whose front matter an edit rewrote).
+    static let itemFile = "."
 
     /// The journal, open for appending and exclusively locked until `close`.
     final class Appender {

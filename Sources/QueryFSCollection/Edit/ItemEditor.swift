@@ -253,9 +253,14 @@ struct ItemState {
     var payloadFile: [UInt8]?
     /// The `user.xdg.tags` attribute's bytes in this state (nil: none).
     var attribute: [UInt8]?
-    /// A note's front matter (a plain file `FrontMatter.isNote`), read, not edited:
-    /// its fields count for what the item is; an edit that would have to change it is refused.
+    /// A note's front matter (a plain file `FrontMatter.isNote`), as read
+    /// from `noteFile`: its fields count for what the item is, and edits of
+    /// tags, title and archived are written into it (`FrontMatterEditor`).
     var note: FrontMatter.Parsed?
+    /// The note's bytes in this state (nil: not a note).
+    var noteFile: [UInt8]?
+    /// Largest note an edit rewrites (its front matter is in the first 64 KiB; the rest is kept as it is).
+    static let noteLimit = 16 << 20
 
     var attributeTags: [String] { attribute.map(ExtendedAttributeTags.parse) ?? [] }
 
@@ -268,11 +273,15 @@ struct ItemState {
         state.attribute = item.withCString { name in Self.attribute(of: rootFD, name) }
         guard state.isBundle else {
             if status.st_mode & S_IFMT == S_IFREG, FrontMatter.isNote(item) {
-                let head = item.withCString { name in
-                    Result { () throws(SystemError) in try DirectoryReader.readHead(name, in: rootFD, count: FrontMatter.Limits.headBytes) }
+                let whole = item.withCString { name in
+                    Result { () throws(SystemError) in
+                        try DirectoryReader.readFile(name, in: rootFD, expectedSize: Int(clamping: status.st_size), limit: noteLimit)
+                    }
                 }
-                switch head {
-                case .success(let bytes): state.note = FrontMatter.parse(bytes)
+                switch whole {
+                case .success(let bytes):
+                    state.noteName = item
+                    state.setNote(bytes)
                 case .failure(let error): throw EditError(error.errno, "\(item): \(error.message)")
                 }
             }
@@ -325,7 +334,13 @@ struct ItemState {
             if isBundle {
                 let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
                 try editDocument { (document) throws(EditError) in try document.append(.string(tag), toArrayAt: path) }
+            } else if let name = Optional(noteName), let written = try? editNote({ (note) throws(FrontMatterError) in
+                try FrontMatterEditor.settingTags(FrontMatterEditor.tags(FrontMatter.parse(Array(note.prefix(FrontMatter.Limits.headBytes)))) + [tag],
+                                                  in: note, name: name)
+            }), written {
+                return
             } else {
+                // Not a note, or one whose front matter cannot take it (a map of tags, a text block): its attribute.
                 setAttribute(attributeTags + [tag])
             }
         case .removeTag(let tag): try changeTags(sources) { $0 == tag ? .some(nil) : nil }
@@ -338,10 +353,12 @@ struct ItemState {
                 return kept ? .some(nil) : .some(newTag)
             }
         case .setArchived(let flag):
+            if try setNoteValue("archived", .bool(flag), item: item) { return }
             try requireBundle(item, "archived")
             let path = try keyPath(sources.archived, fitting: { if case .bool = $0 { true } else { false } })
             try editDocument { (document) throws(EditError) in try document.set(path, to: .bool(flag)) }
         case .setTitle(let title):
+            if try setNoteValue("title", .string(title), item: item) { return }
             try requireBundle(item, "a title")
             let path = try keyPath(sources.title, fitting: { if case .string = $0 { true } else { false } })
             try editDocument { (document) throws(EditError) in try document.set(path, to: .string(title)) }
@@ -397,9 +414,17 @@ struct ItemState {
     }
 
     private mutating func changeTags(_ sources: FieldSources, _ change: (String) -> String??) throws(EditError) {
-        // A note's front-matter tags are read, not written (yet): refused, whole, before anything changes.
-        if let kept = noteFields(sources).tags.first(where: { change($0) != nil }) {
-            throw EditError(EROFS, "tag '\(kept)' is in the note's front matter, which queryfs reads but does not edit: change it in the note")
+        // A note's front-matter tags: written back into it, or refused whole, before anything changes.
+        let noteTags = noteFields(sources).tags
+        if let kept = noteTags.first(where: { change($0) != nil }) {
+            var seen = Set<String>()
+            let changed = noteTags.compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
+            do throws(FrontMatterError) {
+                let name = noteName
+                _ = try editNote({ (note) throws(FrontMatterError) in try FrontMatterEditor.settingTags(changed, in: note, name: name) })
+            } catch {
+                throw EditError(EROFS, "tag '\(kept)' is in the note's front matter, which this edit cannot change (\(error.message)): change it in the note")
+            }
         }
         if isBundle, payload != nil {
             let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
@@ -416,6 +441,35 @@ struct ItemState {
         if changed != tags { setAttribute(changed) }
     }
 
+    /// The note's name for `FrontMatterEditor` (its extension says whether a block may be made).
+    var noteName = ItemName("note.md")
+
+    /// Takes the note's bytes: its front matter parsed again.
+    mutating func setNote(_ bytes: [UInt8]?) {
+        noteFile = bytes
+        note = bytes.map { FrontMatter.parse(Array($0.prefix(FrontMatter.Limits.headBytes))) }
+    }
+
+    /// Rewrites the note with `change`; false when this is no note.
+    private mutating func editNote(_ change: ([UInt8]) throws(FrontMatterError) -> [UInt8]) throws(FrontMatterError) -> Bool {
+        guard let bytes = noteFile else { return false }
+        let changed = try change(bytes)
+        if changed != bytes { setNote(changed) }
+        return true
+    }
+
+    /// Sets `key` in a note's front matter; false when this is no note.
+    private mutating func setNoteValue(_ key: String, _ value: PayloadValue, item: ItemName) throws(EditError) -> Bool {
+        // A text file without front matter holds no fields: refused as any plain file is.
+        guard let bytes = noteFile, FrontMatterEditor.canHoldFrontMatter(bytes, name: noteName) else { return false }
+        do throws(FrontMatterError) {
+            let name = noteName
+            return try editNote { (note) throws(FrontMatterError) in try FrontMatterEditor.setting(key, to: value, in: note, name: name) }
+        } catch {
+            throw EditError(EROFS, "\(item): \(key) cannot be written into the note's front matter (\(error.message))")
+        }
+    }
+
     /// The first of `paths` whose value fits (the one the field is read
     /// from), else the first of them (where a new value goes).
     private func keyPath(_ paths: [String], fitting fits: (PayloadValue) -> Bool) throws(EditError) -> [String] {
@@ -429,13 +483,18 @@ struct ItemState {
 
     /// What `name` holds in this state: the payload file's bytes, or the attribute's.
     func contents(of name: String) -> [UInt8]? {
-        name == EditJournal.attributeFile ? attribute : (name == payloadName ? payloadFile : nil)
+        if name == EditJournal.itemFile { return noteFile }
+        return name == EditJournal.attributeFile ? attribute : (name == payloadName ? payloadFile : nil)
     }
 
     /// Puts a file back as an undo found it in the journal.
     mutating func setContents(of name: String, to bytes: [UInt8]?) {
         if name == EditJournal.attributeFile {
             attribute = bytes
+            return
+        }
+        if name == EditJournal.itemFile {
+            setNote(bytes)
             return
         }
         payloadName = name
@@ -448,6 +507,7 @@ struct ItemState {
         var files: [String] = []
         if payloadFile != other.payloadFile || payloadName != other.payloadName { files.append(other.payloadName) }
         if attribute != other.attribute { files.append(EditJournal.attributeFile) }
+        if noteFile != other.noteFile { files.append(EditJournal.itemFile) }
         return files
     }
 
@@ -463,6 +523,15 @@ struct ItemState {
     }
 
     func write(_ files: [String], item: ItemName, in rootFD: Int32) throws(EditError) {
+        // The note first: it is a new file (renamed over the old one), which takes the old one's
+        // attributes along; a changed tags attribute is then set on it.
+        if files.contains(EditJournal.itemFile), let bytes = noteFile {
+            do throws(SystemError) {
+                try AtomicFile.replace(item.bytes, in: rootFD, with: bytes, keepingAttributes: true)
+            } catch {
+                throw EditError(error.errno, "\(item): \(error.message)")
+            }
+        }
         if files.contains(EditJournal.attributeFile) {
             let result = item.withCString { name in
                 attribute.map { bytes in
@@ -474,7 +543,7 @@ struct ItemState {
             }
             try Self.syncAttributes(of: item, in: rootFD)
         }
-        guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile }) else { return }
+        guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile && $0 != EditJournal.itemFile }) else { return }
         let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
         guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

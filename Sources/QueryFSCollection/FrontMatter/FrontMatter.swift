@@ -129,6 +129,10 @@ package enum FrontMatter {
                 parsed.problems.append("front matter: \(key): a \(value.typeName), not a list; ignored")
             }
         }
+        // A date-time YAML reads as text (Obsidian writes `2024-06-04T13:33`, without seconds) is a date still.
+        for key in ["created", "date", "updated", "modified"] {
+            if case .string(let text)? = parsed.payload[key], let seconds = ISO8601.parse(text.trimming(" ")) { parsed.payload[key] = .date(seconds) }
+        }
         // Dates by the names notes use; the date `queryfs` reads as the item's creation.
         if parsed.payload["created"] == nil, let date = parsed.payload["date"] { parsed.payload["created"] = date }
     }

@@ -26,9 +26,17 @@ import QueryFSEngine
 
     /// The head of a Markdown note: its YAML or TOML front matter and first
     /// heading, as the scan reads them, then the fields taken from it.
+    /// Then the edits a view makes, written back into it (`FrontMatterEditor`):
+    /// a tag added and one removed, a title set. Each either reads back as
+    /// meant or is refused; none may trap.
     public static func frontMatter(_ bytes: [UInt8]) {
         let note = FrontMatter.parse(bytes)
         if !note.payload.isEmpty { _ = PayloadFields(payload: .dictionary(note.payload), paths: FieldSources().splitPaths) }
+        let tags = FrontMatterEditor.tags(note)
+        let name = ItemName("fuzz.md")
+        _ = try? FrontMatterEditor.settingTags(tags + ["fuzz"], in: bytes, name: name)
+        if let first = tags.first { _ = try? FrontMatterEditor.settingTags(tags.filter { $0 != first }, in: bytes, name: name) }
+        _ = try? FrontMatterEditor.setting("title", to: .string("Fuzz: \"title\""), in: bytes, name: name)
     }
 
     /// The index file, as a disk, a crash or another program may leave it

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 import QueryFSEngine
 
 /// Replaces a file whole: the new bytes go to a hidden file beside it,
@@ -13,8 +14,10 @@ enum AtomicFile {
     /// Writes `bytes` as `name` in the folder `dirfd`. `template`: the
     /// status to copy mode and owner from when the file does not exist yet
     /// (a new payload takes its bundle's owner); `newFileMode`: the mode of a file made anew.
+    /// `keepingAttributes`: the old file's `user.*` extended attributes
+    /// (tags, and what other tools keep there) go to the new file too.
     static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
-                        newFileMode: mode_t = 0o644) throws(SystemError) {
+                        newFileMode: mode_t = 0o644, keepingAttributes: Bool = false) throws(SystemError) {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
@@ -33,6 +36,9 @@ enum AtomicFile {
             failure = SystemError.current("chown", path: display)
         }
         if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError.current("chmod", path: display) }
+        if failure == nil, keepingAttributes, exists {
+            do { try copyUserAttributes(of: name, in: dirfd, to: fd) } catch { failure = SystemError(errno: error.errno, operation: error.operation, path: display) }
+        }
         if failure == nil, retryingOnEINTR({ fsync(fd) }) != 0 { failure = SystemError.current("fsync", path: display) }
         // A network filesystem may report a write's failure only here.
         if close(fd) != 0, failure == nil { failure = SystemError.current("close", path: display) }
@@ -46,6 +52,26 @@ enum AtomicFile {
         // The rename is durable once the folder is: a crash before this
         // could bring back the old file after the caller was told of the new.
         try syncFolder(dirfd, path: display)
+    }
+
+    /// Copies every `user.*` attribute of `name` to the open file `target`.
+    private static func copyUserAttributes(of name: [UInt8], in dirfd: Int32, to target: Int32) throws(SystemError) {
+        let source = name.withCString { openat(dirfd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard source >= 0 else { throw SystemError.current("open") }
+        defer { close(source) }
+        var names = [CChar](repeating: 0, count: 65_536)
+        let length = Int(qfs_flistxattr(source, &names, UInt(names.count)))
+        guard length >= 0 else {
+            if errno == ENOTSUP { return }
+            throw SystemError.current("listxattr")
+        }
+        var value = [UInt8](repeating: 0, count: 65_536)
+        for attribute in names[..<length].split(separator: 0) where attribute.starts(with: Array("user.".utf8).map { CChar(bitPattern: $0) }) {
+            let cName = Array(attribute) + [0]
+            let size = qfs_getxattrat(source, nil, cName, &value, UInt(value.count))
+            guard size >= 0 else { throw SystemError.current("getxattr") }
+            guard qfs_setxattrat(target, nil, cName, value, UInt(size)) == 0 else { throw SystemError.current("setxattr") }
+        }
     }
 
     /// fsync of the folder `dirfd` names (opened anew: `dirfd` may be O_PATH).

@@ -1,0 +1,98 @@
+import QueryFSEngine
+
+/// A value written into YAML front matter: plain where YAML reads it back
+/// as the same text (a title, a tag), else double-quoted with escapes.
+enum YAMLText {
+    static func render(_ text: String, inFlow: Bool = false, style: YAMLBlockLayout.Style? = nil) -> String {
+        switch style {
+        case .singleQuoted? where !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }):
+            return "'" + text.replacingOccurrences("'", "''") + "'"
+        case .doubleQuoted?:
+            return doubleQuoted(text)
+        default:
+            return isPlain(text, inFlow: inFlow) ? text : doubleQuoted(text)
+        }
+    }
+
+    static func render(_ value: PayloadValue) throws(FrontMatterError) -> String {
+        switch value {
+        case .string(let text): render(text)
+        case .bool(let flag): flag ? "true" : "false"
+        default: throw FrontMatterError(message: "a \(value.typeName) cannot be written into front matter")
+        }
+    }
+
+    /// Whether YAML reads `text` unquoted as this very string: no indicator
+    /// first, no `: ` or ` #` inside, no blank at either end, nothing that
+    /// reads as another type (`true`, `null`, `12`, `1e3`).
+    private static func isPlain(_ text: String, inFlow: Bool) -> Bool {
+        guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last else { return false }
+        if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) || first == " " || last == " " || last == ":" { return false }
+        if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\u{FEFF}" }) { return false }
+        if text.contains(": ") || text.contains(" #") { return false }
+        if inFlow, text.unicodeScalars.contains(where: { ",[]{}".unicodeScalars.contains($0) }) { return false }
+        let lowered = text.lowercased()
+        if ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", ".nan", ".inf", "-.inf", "+.inf"].contains(lowered) { return false }
+        if Double(text) != nil || Int(text) != nil || text.hasPrefix("0x") || text.hasPrefix("0o") { return false }
+        // A date or time reads as one.
+        if let digit = text.first, digit.isNumber, text.contains("-") || text.contains(":") { return false }
+        return true
+    }
+
+    private static func doubleQuoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0xFEFF || (0x80...0x9F).contains(scalar.value) {
+                    out += "\\u" + hex(scalar.value, width: 4)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// A value written into TOML front matter: a basic string with escapes, or a boolean.
+enum TOMLText {
+    static func render(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u" + hex(scalar.value, width: 4) } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
+    }
+
+    static func render(_ value: PayloadValue) throws(FrontMatterError) -> String {
+        switch value {
+        case .string(let text): render(text)
+        case .bool(let flag): flag ? "true" : "false"
+        default: throw FrontMatterError(message: "a \(value.typeName) cannot be written into front matter")
+        }
+    }
+}
+
+private func hex(_ value: UInt32, width: Int) -> String {
+    let digits = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+}
+
+extension String {
+    /// Every `target` replaced (Foundation-free).
+    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

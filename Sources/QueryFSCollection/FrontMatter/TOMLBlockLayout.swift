@@ -1,0 +1,93 @@
+/// Where the top-level keys of a TOML front-matter block lie, line by line:
+/// only the shapes an edit rewrites — `key = "text"`, `key = true`, and a
+/// one-line array of strings `key = ["a", 'b']` — before the first
+/// `[table]` header (keys after one belong to that table). The result of
+/// every edit is read again by toml++ (`FrontMatterEditor`), which is what
+/// decides whether it holds; this only finds places.
+struct TOMLBlockLayout {
+    struct Array {
+        /// Offsets of `[` and `]`.
+        var open: Int
+        var close: Int
+        var elements: [YAMLBlockLayout.Scalar]
+    }
+
+    private var lines: [(key: String, valueStart: Int, valueEnd: Int)] = []
+    private let bytes: [UInt8]
+
+    init(_ text: String) {
+        bytes = Swift.Array(text.utf8)
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 10) ?? bytes.count
+            var line = bytes[start..<end]
+            while let last = line.last, last == 13 { line = line.dropLast() }
+            let trimmed = line.drop { $0 == 32 || $0 == 9 }
+            if trimmed.first == UInt8(ascii: "[") { break }  // a table: what follows is not top level
+            if let equals = trimmed.firstIndex(of: UInt8(ascii: "=")) {
+                let key = String(decoding: trimmed[..<equals], as: UTF8.self).trimming(" \t")
+                let valueStart = trimmed[(equals + 1)...].firstIndex { $0 != 32 && $0 != 9 } ?? line.endIndex
+                lines.append((key, valueStart, line.endIndex))
+            }
+            start = end + 1
+        }
+    }
+
+    func hasKey(_ key: String) -> Bool { lines.contains { $0.key == key } }
+
+    /// The range of a string or boolean value of `key`.
+    func scalar(_ key: String) -> Range<Int>? {
+        guard let line = lines.first(where: { $0.key == key }), line.valueStart < line.valueEnd else { return nil }
+        let first = bytes[line.valueStart]
+        if first == UInt8(ascii: "\"") || first == UInt8(ascii: "'") {
+            return string(at: line.valueStart, end: line.valueEnd).map { line.valueStart..<$0.end }
+        }
+        for word in ["true", "false"] where bytes[line.valueStart...].starts(with: word.utf8) {
+            return line.valueStart..<(line.valueStart + word.utf8.count)
+        }
+        return nil
+    }
+
+    /// A one-line array of strings under `key`.
+    func array(_ key: String) -> Array? {
+        guard let line = lines.first(where: { $0.key == key }), line.valueStart < line.valueEnd,
+              bytes[line.valueStart] == UInt8(ascii: "[") else { return nil }
+        var elements: [YAMLBlockLayout.Scalar] = []
+        var index = line.valueStart + 1
+        while index < line.valueEnd {
+            let byte = bytes[index]
+            if byte == 32 || byte == 9 || byte == UInt8(ascii: ",") {
+                index += 1
+            } else if byte == UInt8(ascii: "]") {
+                return Array(open: line.valueStart, close: index, elements: elements)
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'"), let string = string(at: index, end: line.valueEnd) {
+                elements.append(YAMLBlockLayout.Scalar(range: index..<string.end, style: byte == UInt8(ascii: "'") ? .singleQuoted : .doubleQuoted,
+                                                       text: string.text))
+                index = string.end
+            } else {
+                return nil  // not a list of strings on one line
+            }
+        }
+        return nil
+    }
+
+    /// A quoted string starting at `start`: where it ends and its text
+    /// (the escapes a tag or title uses undone; toml++ judges the rest).
+    private func string(at start: Int, end: Int) -> (end: Int, text: String)? {
+        let quote = bytes[start]
+        var text: [UInt8] = []
+        var index = start + 1
+        while index < end {
+            let byte = bytes[index]
+            if byte == quote { return (index + 1, String(decoding: text, as: UTF8.self)) }
+            if quote == UInt8(ascii: "\""), byte == UInt8(ascii: "\\"), index + 1 < end {
+                text.append(bytes[index + 1])
+                index += 2
+                continue
+            }
+            text.append(byte)
+            index += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,74 @@
+import XCTest
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+
+/// Edits written back into front matter (issue 31): as small as the edit,
+/// the rest of the note byte for byte, and refused where the result would
+/// not read back as meant.
+final class FrontMatterEditorTests: XCTestCase {
+    private func tags(_ note: String, _ tags: [String], name: String = "n.md") throws -> String {
+        String(decoding: try FrontMatterEditor.settingTags(tags, in: Array(note.utf8), name: ItemName(name)), as: UTF8.self)
+    }
+
+    private func set(_ note: String, _ key: String, _ value: PayloadValue) throws -> String {
+        String(decoding: try FrontMatterEditor.setting(key, to: value, in: Array(note.utf8), name: ItemName("n.md")), as: UTF8.self)
+    }
+
+    func testABlockListKeepsItsStyleCommentsAndBody() throws {
+        let note = "---\n# a comment\ntitle: \"Block: list\"\ntags:\n  - alpha\n  - beta   # trailing\nstatus: draft\n---\nBody stays\n"
+        XCTAssertEqual(try tags(note, ["alpha", "beta", "gamma"]),
+                       "---\n# a comment\ntitle: \"Block: list\"\ntags:\n  - alpha\n  - beta   # trailing\n  - gamma\nstatus: draft\n---\nBody stays\n")
+        XCTAssertEqual(try tags(note, ["beta"]), "---\n# a comment\ntitle: \"Block: list\"\ntags:\n  - beta   # trailing\nstatus: draft\n---\nBody stays\n")
+        XCTAssertEqual(try tags(note, []), "---\n# a comment\ntitle: \"Block: list\"\ntags: []\nstatus: draft\n---\nBody stays\n")
+    }
+
+    func testAFlowListAndAStringKeepTheirStyle() throws {
+        XCTAssertEqual(try tags("---\ntags: [alpha, \"quoted\"]\n---\nB\n", ["alpha", "quoted", "lang/swift"]),
+                       "---\ntags: [alpha, \"quoted\", lang/swift]\n---\nB\n")
+        XCTAssertEqual(try tags("---\ntags: [alpha, beta, gamma]\n---\n", ["alpha", "gamma"]), "---\ntags: [alpha, gamma]\n---\n")
+        XCTAssertEqual(try tags("---\ntags: [alpha, beta]\n---\n", ["beta"]), "---\ntags: [beta]\n---\n")
+        XCTAssertEqual(try tags("---\ntags: []\n---\n", ["a"]), "---\ntags: [a]\n---\n")
+        XCTAssertEqual(try tags("---\ntags: alpha, beta\n---\n# Str\n", ["beta", "new"]), "---\ntags: beta, new\n---\n# Str\n")
+        XCTAssertEqual(try tags("---\ntags: \"#alpha #beta\"\n---\n", ["alpha", "beta", "gamma"]), "---\ntags: \"#alpha #beta #gamma\"\n---\n")
+        XCTAssertEqual(try tags("---\ntags:\n---\n", ["a"]), "---\ntags: [a]\n---\n")
+    }
+
+    func testTagsThatNeedQuotesGetThem() throws {
+        XCTAssertEqual(try tags("---\ntags: [a]\n---\n", ["a", "true"]), "---\ntags: [a, \"true\"]\n---\n")
+        XCTAssertEqual(try tags("---\ntags: [a]\n---\n", ["a", "x:y"]), "---\ntags: [a, x:y]\n---\n")
+        XCTAssertEqual(try tags("---\ntags:\n  - a\n---\n", ["a", "@home"]), "---\ntags:\n  - a\n  - \"@home\"\n---\n")
+        // What a note cannot hold as one tag (it reads a comma or a space as a separator, drops a leading #): refused.
+        XCTAssertThrowsError(try tags("---\ntags: [a]\n---\n", ["a", "x, y"]))
+        XCTAssertThrowsError(try tags("---\ntags: [a]\n---\n", ["a", "#hash"]))
+        XCTAssertEqual(try tags("---\ntitle: T\n---\n", ["2024"]).contains("\"2024\""), true)
+    }
+
+    func testNewBlocksAndKeys() throws {
+        XCTAssertEqual(try tags("# No front matter\nbody\n", ["new"]), "---\ntags:\n  - new\n---\n# No front matter\nbody\n")
+        XCTAssertEqual(try tags("---\ntitle: T\n---\n", ["new"]), "---\ntitle: T\ntags:\n  - new\n---\n")
+        XCTAssertEqual(try tags("---\r\ntitle: T\r\n---\r\nbody\r\n", ["new"]), "---\r\ntitle: T\r\ntags:\r\n  - new\r\n---\r\nbody\r\n", "the note's line breaks")
+        XCTAssertThrowsError(try tags("no front matter\n", ["new"], name: "n.txt"), "a text note gets no block made")
+    }
+
+    func testTOMLArraysAndValues() throws {
+        let note = "+++\ntitle = \"Toml\"\ntags = [\"alpha\"]\n[extra]\nx = 1\n+++\nbody\n"
+        XCTAssertEqual(try tags(note, ["alpha", "new"]), "+++\ntitle = \"Toml\"\ntags = [\"alpha\", \"new\"]\n[extra]\nx = 1\n+++\nbody\n")
+        XCTAssertEqual(try tags(note, ["new"]), "+++\ntitle = \"Toml\"\ntags = [\"new\"]\n[extra]\nx = 1\n+++\nbody\n")
+        XCTAssertEqual(try set(note, "title", .string("Re \"titled\"")), "+++\ntitle = \"Re \\\"titled\\\"\"\ntags = [\"alpha\"]\n[extra]\nx = 1\n+++\nbody\n")
+        XCTAssertEqual(try set(note, "archived", .bool(true)), "+++\narchived = true\ntitle = \"Toml\"\ntags = [\"alpha\"]\n[extra]\nx = 1\n+++\nbody\n",
+                       "a new key goes first: after a table header it would belong to the table")
+    }
+
+    func testTitleAndArchivedInYAML() throws {
+        XCTAssertEqual(try set("---\ntitle: Old # note\ntags: [a]\n---\n", "title", .string("New: one")), "---\ntitle: \"New: one\" # note\ntags: [a]\n---\n")
+        XCTAssertEqual(try set("---\ntags: [a]\n---\n# Heading\n", "title", .string("Given")), "---\ntags: [a]\ntitle: Given\n---\n# Heading\n")
+        XCTAssertEqual(try set("---\narchived: false\n---\n", "archived", .bool(true)), "---\narchived: true\n---\n")
+    }
+
+    func testWhatCannotBeWrittenInPlaceIsRefused() {
+        XCTAssertThrowsError(try tags("---\ntags: {a: 1}\n---\n", ["b"]))
+        XCTAssertThrowsError(try tags("---\nbase: &b [a]\ntags: *b\n---\n", ["a", "c"]))
+        XCTAssertThrowsError(try tags("---\ntags:\n  - [nested]\n  - a\n---\n", ["a", "c"]))
+        XCTAssertThrowsError(try set("---\ntitle: |\n  multi\n---\n", "title", .string("x")))
+    }
+}
