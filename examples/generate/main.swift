@@ -1,177 +1,106 @@
-// queryfs-sample: writes a deterministic sample reading list in the
-// Hipstapaper format — `<UUID>.hpwebsite/payload.plist`, sometimes
-// `image.jpg` — for the README's demo and for benchmarks.
+// queryfs-sample: writes a deterministic sample collection for the README's
+// demo, for benchmarks and for trying queryfs on the shapes of folders people
+// already have. The default is a Hipstapaper reading list —
+// `<UUID>.hpwebsite/payload.plist`, sometimes `image.jpg`.
 //
-//   queryfs-sample [--count N] [--seed S] OUTDIR
+//   queryfs-sample [--shape SHAPE] [--count N] [--seed S] [--folders N] OUTDIR
 //
-// The same count and seed always give the same names, payloads and mtimes.
+// The same shape, count, seed and folders always give the same names,
+// contents and mtimes. Each shape lives in a file of its own here
+// (Hipstapaper.swift, Notes.swift, ArchiveBox.swift, Photos.swift,
+// YtDlp.swift); Support.swift holds what they share.
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// SplitMix64: small, fast, and the same on every machine.
-struct SeededGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    mutating func pick<T>(_ options: [T]) -> T { options[below(options.count)] }
-}
+let usage = "usage: queryfs-sample [--shape SHAPE] [--count N] [--seed S] [--folders N] OUTDIR"
 
-let subjects = ["Swift", "Linux", "FUSE", "inotify", "Git", "Rust", "SQLite", "Kernel", "Unicode", "Climbing",
-                "Coffee", "Typography", "Bread", "Jazz", "Chess", "Sailing", "Photography", "Maps"]
-let shapes = ["Notes on %", "% in Practice", "The Epic Search for %", "Why % Matters", "% Part %n",
-              "A Field Guide to %", "Understanding % (%n/12)", "% vs. Everything", "Ten Things About %",
-              "%: Lessons Learned"]
-let hosts = ["example.com", "blog.example.org", "news.example.net", "docs.example.io"]
-let tagNames = ["swift", "linux", "to read", "reference", "long read", "rock/metal", "Work", "work", "recipes",
-                "kernel", "unicode", "photography"]
+let help = """
+    \(usage)
 
-func die(_ message: String) -> Never {
-    let line = Array("queryfs-sample: \(message)\n".utf8)
-    line.withUnsafeBytes { _ = write(2, $0.baseAddress!, $0.count) }
-    exit(2)
-}
+    Writes COUNT items (default 48) of a sample collection into OUTDIR; the
+    same arguments always give the same files, contents and mtimes.
 
-func xmlEscaped(_ text: String) -> String {
-    var out = ""
-    for character in text {
-        switch character {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        default: out.append(character)
-        }
-    }
-    return out
-}
+    Shapes:
+      hipstapaper  <UUID>.hpwebsite/payload.plist bundles (the default)
+      notes        an Obsidian-like vault: Markdown notes in nested folders with
+                   YAML or TOML front matter, .obsidian/, .trash/, attachments/,
+                   and a .queryfs.toml with recursive = true
+      archivebox   archive/<timestamp>/index.json and index.html
+      photos       YYYY/MM/IMG_NNNN.jpg with darktable (.jpg.xmp) and
+                   digiKam (.xmp) sidecars
+      ytdlp        Title [ID].mp4 beside Title [ID].info.json
 
-func hex(_ value: UInt64, digits: Int) -> String {
-    let text = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, digits - text.count)) + text
-}
-
-func uuid(_ random: inout SeededGenerator) -> String {
-    let a = random.next(), b = random.next()
-    return "\(hex(a >> 32, digits: 8))-\(hex((a >> 16) & 0xFFFF, digits: 4))-\(hex(a & 0xFFFF, digits: 4))-"
-        + "\(hex(b >> 48, digits: 4))-\(hex(b & 0xFFFF_FFFF_FFFF, digits: 12))"
-}
-
-func writeFile(_ path: String, _ bytes: [UInt8]) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { die("cannot create \(path): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    bytes.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-            let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
-            guard written > 0 else { die("cannot write \(path): \(String(cString: strerror(errno)))") }
-            offset += written
-        }
-    }
-}
-
-func setTimes(_ path: String, seconds: Int) {
-    var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
-    _ = utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
-}
-
-func payload(title: String, url: String, archived: Bool, tags: [String]) -> String {
+    --folders N    notes: the number of folders (default COUNT/100, at least 1);
+                   photos: the dates span the last N months (default 24)
     """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-    <plist version="1.0">
-    <dict>
-    \t<key>isArchived</key>
-    \t<\(archived ? "true" : "false")/>
-    \t<key>tags</key>
-    \t<array>
-    \(tags.map { "\t\t<string>\(xmlEscaped($0))</string>\n" }.joined())\t</array>
-    \t<key>webLocation</key>
-    \t<dict>
-    \t\t<key>relative</key>
-    \t\t<string>\(xmlEscaped(url))</string>
-    \t</dict>
-    \t<key>webTitle</key>
-    \t<string>\(xmlEscaped(title))</string>
-    </dict>
-    </plist>
 
-    """
+/// The shapes, in the order help lists them.
+enum Shape: String, CaseIterable {
+    case hipstapaper, notes, archivebox, photos, ytdlp
 }
 
-// MARK: Arguments
-
-var count = 48
-var seed: UInt64 = 1
-var output: String?
-var arguments = CommandLine.arguments.dropFirst().makeIterator()
-while let argument = arguments.next() {
-    switch argument {
-    case "--count":
-        guard let value = arguments.next().flatMap({ Int($0) }), value >= 0 else { die("--count takes a number") }
-        count = value
-    case "--seed":
-        guard let value = arguments.next().flatMap({ UInt64($0) }) else { die("--seed takes a number") }
-        seed = value
-    case "-h", "--help":
-        print("usage: queryfs-sample [--count N] [--seed S] OUTDIR")
-        exit(0)
-    default:
-        guard output == nil, !argument.hasPrefix("-") else { die("unexpected argument '\(argument)'") }
-        output = argument
-    }
-}
-guard let output else { die("usage: queryfs-sample [--count N] [--seed S] OUTDIR") }
-if mkdir(output, 0o755) != 0 && errno != EEXIST { die("cannot create \(output): \(String(cString: strerror(errno)))") }
-
-// MARK: Bundles
-
-var random = SeededGenerator(state: seed)
-let now = 1_767_225_600  // 2026-01-01: fixed, so output does not depend on the day it runs
-for index in 0..<count {
-    let subject = random.pick(subjects)
-    var title = random.pick(shapes).replacingOccurrences("%n", "\(random.below(30) + 1)")
-    title = title.replacingOccurrences("%", subject)
-    if random.chance(3) { title += "  " }  // trailing white space, trimmed in entry names
-    let url = "https://\(random.pick(hosts))/\(subject.lowercased())/\(index)"
-    let archived = random.chance(20)
-    var tags: [String] = []
-    for _ in 0..<random.below(4) {
-        let tag = random.pick(tagNames)
-        if !tags.contains(tag) { tags.append(tag) }
-    }
-    let bundle = "\(output)/\(uuid(&random)).hpwebsite"
-    if mkdir(bundle, 0o755) != 0 && errno != EEXIST { die("cannot create \(bundle): \(String(cString: strerror(errno)))") }
-    writeFile("\(bundle)/payload.plist", Array(payload(title: title, url: url, archived: archived, tags: tags).utf8))
-    let modified = now - random.below(365 * 86_400)
-    setTimes("\(bundle)/payload.plist", seconds: modified)
-    if random.chance(10) {
-        var image: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0]
-        for _ in 0..<(256 + random.below(2048)) { image.append(UInt8(truncatingIfNeeded: random.next())) }
-        writeFile("\(bundle)/image.jpg", image)
-        setTimes("\(bundle)/image.jpg", seconds: modified - random.below(86_400))
-    }
-    setTimes(bundle, seconds: modified - random.below(3600))
+struct Options {
+    var shape = Shape.hipstapaper
+    var count = 48
+    var seed: UInt64 = 1
+    var folders: Int?  // nil: the shape's default
+    var output = ""
 }
 
-extension String {
-    /// Foundation-free replacement of every occurrence of `target`.
-    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
+/// One clear line and exit status 2 for anything wrong, as before shapes existed.
+func parseOptions(_ arguments: ArraySlice<String>) -> Options {
+    var options = Options()
+    var output: String?
+    var arguments = arguments.makeIterator()
+    while let argument = arguments.next() {
+        switch argument {
+        case "--shape":
+            let names = Shape.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let value = arguments.next() else { die("--shape takes one of: \(names)") }
+            guard let shape = Shape(rawValue: value) else { die("unknown shape '\(value)' (shapes: \(names))") }
+            options.shape = shape
+        case "--count":
+            guard let value = arguments.next().flatMap({ Int($0) }), value >= 0 else { die("--count takes a number") }
+            options.count = value
+        case "--seed":
+            guard let value = arguments.next().flatMap({ UInt64($0) }) else { die("--seed takes a number") }
+            options.seed = value
+        case "--folders":
+            guard let value = arguments.next().flatMap({ Int($0) }), value >= 1 else {
+                die("--folders takes a number of at least 1")
+            }
+            options.folders = value
+        case "-h", "--help":
+            print(help)
+            exit(0)
+        default:
+            guard output == nil, !argument.hasPrefix("-") else { die("unexpected argument '\(argument)'") }
+            output = argument
         }
-        return result + rest
     }
+    guard let output else { die(usage) }
+    // Refused rather than ignored: a --folders that changes nothing would
+    // look like a bug in the output.
+    if options.folders != nil && options.shape != .notes && options.shape != .photos {
+        die("--folders applies to --shape notes and --shape photos")
+    }
+    options.output = output
+    return options
+}
+
+let options = parseOptions(CommandLine.arguments.dropFirst())
+switch options.shape {
+case .hipstapaper:
+    writeHipstapaper(to: options.output, count: options.count, seed: options.seed)
+case .notes:
+    writeNotes(to: options.output, count: options.count, seed: options.seed,
+               folders: options.folders ?? max(1, options.count / 100))
+case .archivebox:
+    writeArchiveBox(to: options.output, count: options.count, seed: options.seed)
+case .photos:
+    writePhotos(to: options.output, count: options.count, seed: options.seed, months: options.folders ?? 24)
+case .ytdlp:
+    writeYtDlp(to: options.output, count: options.count, seed: options.seed)
 }
