@@ -29,6 +29,13 @@ let package = Package(
             pkgConfig: "fuse3",
             providers: [.apt(["libfuse3-dev"])]
         ),
+        // Expat, for XMP sidecars (RDF/XML): a maintained parser; documents
+        // with a DTD are refused, so no entity is ever declared (XMPSidecar).
+        .systemLibrary(
+            name: "CExpat",
+            pkgConfig: "expat",
+            providers: [.apt(["libexpat1-dev"])]
+        ),
         // Linux calls Swift's Glibc module lacks (statx, renameat2).
         .target(name: "CSystemShims"),
         // The layers, each a module that sees only the ones below it
@@ -43,7 +50,7 @@ let package = Package(
         // coordination, edits, the system calls they share).
         .target(
             name: "QueryFSCollection",
-            dependencies: ["QueryFSEngine", "CSystemShims", .product(name: "TOMLKit", package: "TOMLKit"),
+            dependencies: ["QueryFSEngine", "CSystemShims", "CExpat", .product(name: "TOMLKit", package: "TOMLKit"),
                            .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")]
         ),
         // The mount: the FUSE filesystem over a live collection.

@@ -25,5 +25,6 @@ let package = Package(
         target("fuzz-configuration", "Configuration"),
         target("fuzz-index-file", "IndexFile"),
         target("fuzz-front-matter", "FrontMatter"),
+        target("fuzz-xmp", "XMP"),
     ]
 )

@@ -19,7 +19,7 @@ swift build -c release --package-path Fuzz --toolset "$PWD/Fuzz/toolset.json" -X
 mkdir -p "$work/crashes"
 failed=0
 printf '%-16s %12s %10s\n' target executions result
-for target in binary-plist xml-plist json query configuration index-file front-matter; do
+for target in binary-plist xml-plist json query configuration index-file front-matter xmp; do
     corpus=$work/corpus/$target
     log=$work/$target.log
     mkdir -p "$corpus"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what queryfs needs on Debian 12, only when it is missing:
-#   libfuse3-dev + fuse3 to build and mount; extra packages named as arguments
+#   libfuse3-dev + fuse3 to build and mount, libexpat1-dev for XMP sidecars; extra packages named as arguments
 #   (the test script adds fio, attr, git and gio, the benchmark bindfs; pyfuse3 is
 #   python3-pyfuse3 for Debian's /usr/bin/python3, which Tests/Tools/faultfs.py runs on).
 set -euo pipefail
 
 need=()
 pkg-config --exists fuse3 2>/dev/null || need+=(libfuse3-dev pkg-config)
+pkg-config --exists expat 2>/dev/null || need+=(libexpat1-dev)
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 for extra in "$@"; do
     case "$extra" in
@@ -15,6 +16,7 @@ for extra in "$@"; do
         inotify-tools) command -v inotifywait >/dev/null 2>&1 || need+=(inotify-tools) ;;
         xvfb) command -v Xvfb >/dev/null 2>&1 || need+=(xvfb) ;;
         man) command -v man >/dev/null 2>&1 || need+=(man-db) ;;
+        ripgrep) command -v rg >/dev/null 2>&1 || need+=(ripgrep) ;;
         pyfuse3) /usr/bin/python3 -c 'import pyfuse3, trio' >/dev/null 2>&1 || need+=(python3-pyfuse3) ;;
         *) command -v "$extra" >/dev/null 2>&1 || need+=("$extra") ;;
     esac

@@ -3,6 +3,7 @@
 //   queryfs-bench scan BACKING [--rounds N] [--threads N]
 //   queryfs-bench phases BACKING                 (where `queryfs ls` spends its time)
 //   queryfs-bench latency MOUNT BACKING [--samples N]   (see Latency.swift)
+//   queryfs-bench notes-latency MOUNT BACKING [--samples N]   (see NotesLatency.swift)
 //   queryfs-bench memory BACKING                 (where the bytes go; MemoryBreakdown.swift)
 //   queryfs-bench smallfiles DIR [--count N]     (prints files/s written and read; SmallFiles.swift)
 //   queryfs-bench edits MOUNT BACKING [--samples N]     (ln -s / rm through a tag folder; EditLatency.swift)
@@ -51,6 +52,11 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "latency", arguments.count >= 3 {
     let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
     LatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
+    exit(0)
+}
+if arguments.first == "notes-latency", arguments.count >= 3 {
+    let samples = arguments.count >= 5 && arguments[3] == "--samples" ? Int(arguments[4]) ?? 100 : 100
+    NotesLatencyBenchmark(mount: arguments[1], backing: arguments[2], samples: samples).run()
     exit(0)
 }
 if arguments.first == "edits", arguments.count >= 3 {

@@ -30,6 +30,11 @@ public enum FuzzTests {
         return 0
     }
 
+    public static let xmp: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32 = { data, size in
+        FuzzEntryPoints.xmpSidecar(FuzzDriver.bytes(data, size))
+        return 0
+    }
+
     public static let indexFile: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32 = { data, size in
         FuzzEntryPoints.indexFile(FuzzDriver.bytes(data, size))
         return 0

@@ -12,15 +12,26 @@ package final class BackingDirectory: @unchecked Sendable {
     /// Items at any depth (`recursive = true`): a folder is a bundle when it
     /// holds a payload file, else a folder of items, walked (`listing`).
     package let recursive: Bool
+    /// The payload files that make a folder a bundle (`FieldSources.payloadNames`).
+    package let payloadNames: [String]
+    /// Sidecars of files: not items while their file is there.
+    package let sidecars: Sidecars
 
     /// Deepest folder level walked for items (a recursive collection).
     package static let maximumFolderDepth = 32
 
     /// Opens `path`; fails with a clear error when it is missing, not a
     /// directory, or unreadable.
-    package init(path: String, recursive: Bool = false) throws(SystemError) {
+    package convenience init(path: String, readingAs sources: FieldSources) throws(SystemError) {
+        try self.init(path: path, recursive: sources.recursive, payloadNames: sources.payloadNames, sidecars: sources.sidecars)
+    }
+
+    package init(path: String, recursive: Bool = false, payloadNames: [String] = FieldSources.defaultPayloadNames,
+                 sidecars: Sidecars = Sidecars()) throws(SystemError) {
         self.path = path
+        self.sidecars = sidecars
         self.recursive = recursive
+        self.payloadNames = payloadNames
         let fd = retryingOnEINTR { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         self.fd = fd
@@ -66,7 +77,8 @@ package final class BackingDirectory: @unchecked Sendable {
             } catch {
                 throw SystemError(errno: error.errno, operation: "readdir", path: path)
             }
-            listing.items = entries.lazy.filter { $0.name.first != UInt8(ascii: ".") }.map { ItemName(prefix + $0.name) }
+            let sidecarNames = sidecars.sidecarNames(among: entries.map(\.name))
+            listing.items = entries.lazy.filter { $0.name.first != UInt8(ascii: ".") && !sidecarNames.contains($0.name) }.map { ItemName(prefix + $0.name) }
             return listing
         }
         defer { close(start) }
@@ -83,10 +95,12 @@ package final class BackingDirectory: @unchecked Sendable {
     private func walk(folderFD: Int32, prefix: [UInt8], depth: Int, into listing: inout Listing) throws(SystemError) {
         let copy = dup(folderFD)
         guard copy >= 0 else { throw SystemError.current("dup") }
-        for entry in try DirectoryReader.readEntries(consuming: copy) where entry.name.first != UInt8(ascii: ".") {
+        let entries = try DirectoryReader.readEntries(consuming: copy)
+        let sidecarNames = sidecars.sidecarNames(among: entries.map(\.name))
+        for entry in entries where entry.name.first != UInt8(ascii: ".") && !sidecarNames.contains(entry.name) {
             let name = ItemName(prefix + entry.name)
             guard depth < Self.maximumFolderDepth, Self.isDirectory(entry, in: folderFD),
-                  !Self.holdsPayload(entry.name, in: folderFD) else {
+                  !Self.holdsPayload(entry.name, in: folderFD, names: payloadNames) else {
                 listing.items.append(name)
                 continue
             }
@@ -137,6 +151,21 @@ package final class BackingDirectory: @unchecked Sendable {
         return try result.get()
     }
 
+    /// The files a sidecar-shaped item `name` belongs to, from one listing of
+    /// its folder (empty: it is an item of its own). Live changes only: the
+    /// scan leaves sidecars out as it lists.
+    package func owners(ofSidecar name: ItemName) -> [ItemName] {
+        guard sidecars.isSidecarShaped(Array(name.bytes[name.lastComponentStart...])) else { return [] }
+        let start = name.lastComponentStart
+        let folder = start == 0 ? nil : ItemName(Array(name.bytes[..<(start - 1)]))
+        let folderFD = folder.map { $0.bytes.withCString { qfs_open_beneath(fd, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } } ?? dup(fd)
+        guard folderFD >= 0 else { return [] }
+        if folder == nil { lseek(folderFD, 0, SEEK_SET) }
+        guard let entries = try? DirectoryReader.readEntries(consuming: folderFD) else { return [] }
+        let prefix = Array(name.bytes[..<start])
+        return sidecars.owners(of: Array(name.bytes[start...]), among: Set(entries.map(\.name))).map { ItemName(prefix + $0) }
+    }
+
     /// Whether the entry is a directory (not a link to one): `d_type`, else one stat.
     private static func isDirectory(_ entry: DirectoryEntry, in folderFD: Int32) -> Bool {
         if entry.type != UInt8(DT_UNKNOWN) { return entry.type == UInt8(DT_DIR) }
@@ -145,8 +174,8 @@ package final class BackingDirectory: @unchecked Sendable {
 
     /// Whether the folder `name` in `folderFD` holds a payload file: a
     /// bundle, not a folder of items. One `faccessat` per payload name, no listing.
-    package static func holdsPayload(_ name: [UInt8], in folderFD: Int32) -> Bool {
-        FieldSources.payloadFileNames.contains { fileName in
+    package static func holdsPayload(_ name: [UInt8], in folderFD: Int32, names: [String]) -> Bool {
+        names.contains { fileName in
             (name + [UInt8(ascii: "/")] + Array(fileName.utf8)).withCString {
                 faccessat(folderFD, $0, F_OK, AT_SYMLINK_NOFOLLOW) == 0
             }

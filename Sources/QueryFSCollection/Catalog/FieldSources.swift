@@ -6,6 +6,16 @@ package struct FieldSources: Equatable, Sendable {
     package var archived: [String] = ["archived", "isArchived"]
     package var tags: [String] = ["tags"]
     package var url: [String] = ["url", "webLocation.relative"]
+    /// Where `created` comes from (else the file's birth time): a date, an
+    /// ISO 8601 text, or seconds since 1970 as a number or text (ArchiveBox's `timestamp`).
+    package var created: [String] = ["created"]
+    /// The payload files a bundle may hold, in order of preference (`payload = [...]`).
+    package var payloadNames = FieldSources.defaultPayloadNames
+    /// Sidecars that hold a file's metadata (`sidecars = ["xmp"]`).
+    package var sidecars = Sidecars()
+    /// Tags may be one string of comma-separated tags (ArchiveBox's, set by
+    /// its preset); otherwise a string where the list belongs is reported (SPEC §1).
+    package var tagsMayBeText = false
     /// Further `payload.KEY.PATH` values to keep for views that filter or sort on them.
     package var extraKeyPaths: Set<String> = []
     /// Which items are conflict copies (`[conflicts]`).
@@ -18,18 +28,20 @@ package struct FieldSources: Equatable, Sendable {
 
     /// The key paths split once (the scan looks them up for every item).
     struct SplitPaths: Sendable {
-        var title, archived, tags, url, extra: [PayloadValue.KeyPath]
+        var title, archived, tags, url, created, extra: [PayloadValue.KeyPath]
+        var tagsMayBeText = false
     }
 
     var splitPaths: SplitPaths {
         SplitPaths(
             title: title.map(PayloadValue.KeyPath.init), archived: archived.map(PayloadValue.KeyPath.init),
             tags: tags.map(PayloadValue.KeyPath.init), url: url.map(PayloadValue.KeyPath.init),
-            extra: extraKeyPaths.sorted().map(PayloadValue.KeyPath.init))
+            created: created.map(PayloadValue.KeyPath.init),
+            extra: extraKeyPaths.sorted().map(PayloadValue.KeyPath.init), tagsMayBeText: tagsMayBeText)
     }
 
-    /// The payload files a bundle may hold, in order of preference.
-    package static let payloadFileNames = ["payload.plist", "payload.json"]
+    /// Hipstapaper's payload files, in order of preference.
+    package static let defaultPayloadNames = ["payload.plist", "payload.json"]
 }
 
 /// The fields that come from a parsed payload, and what was odd about it.
@@ -38,6 +50,7 @@ struct PayloadFields {
     var archived = false
     var tags: [String] = []
     var url: String?
+    var created: Timestamp?
     var payloadValues: [String: PayloadValue] = [:]
     var problems: [String] = []
 
@@ -60,6 +73,12 @@ struct PayloadFields {
         }
         for path in paths.tags {
             guard let value = payload.value(atKeyPath: path) else { continue }
+            if paths.tagsMayBeText, case .string(let text) = value {
+                // One string of tags separated by commas (ArchiveBox's `tags`).
+                var seen = Set<String>()
+                tags = text.split(separator: ",").map { String($0).trimming(" \t") }.filter { !$0.isEmpty && seen.insert($0).inserted }
+                break
+            }
             guard case .array(let elements) = value else {
                 problems.append("\(path.string): expected an array of strings, found \(value.typeName); ignored")
                 continue
@@ -78,8 +97,36 @@ struct PayloadFields {
             }
             break
         }
+        for path in paths.created {
+            guard let value = payload.value(atKeyPath: path) else { continue }
+            if let time = Self.time(value) {
+                created = time
+                break
+            }
+            problems.append("\(path.string): expected a date, found \(value.typeName) \(value.scalarText); ignored")
+        }
         for path in paths.extra {
             if let value = payload.value(atKeyPath: path) { payloadValues[path.string] = value }
+        }
+    }
+
+    /// A time as payloads write one: a date, ISO 8601 text, or seconds since 1970 (a number, or its text).
+    static func time(_ value: PayloadValue) -> Timestamp? {
+        switch value {
+        case .date(let seconds): return Timestamp(clampingSecondsSince1970: seconds)
+        case .integer(let seconds): return Timestamp(clampingSecondsSince1970: Double(seconds))
+        case .real(let seconds): return Timestamp(clampingSecondsSince1970: seconds)
+        case .string(let text):
+            let trimmed = text.trimming(" ")
+            // `20240305` (yt-dlp's upload_date) is a day, not 20 million seconds.
+            if trimmed.utf8.count == 8, trimmed.utf8.allSatisfy({ (48...57).contains($0) }),
+               let seconds = ISO8601.parse(String(trimmed.prefix(4)) + "-" + String(trimmed.dropFirst(4).prefix(2)) + "-" + String(trimmed.suffix(2))) {
+                return Timestamp(clampingSecondsSince1970: seconds)
+            }
+            if let seconds = ISO8601.parse(trimmed) { return Timestamp(clampingSecondsSince1970: seconds) }
+            if let seconds = Double(trimmed), seconds.isFinite { return Timestamp(clampingSecondsSince1970: seconds) }
+            return nil
+        default: return nil
         }
     }
 

@@ -30,7 +30,7 @@ package struct Scanner: Sendable {
     /// Every item of the directory at `path`. Items are read in parallel on
     /// `threads` threads; their order in the result is unspecified.
     package func scan(directory path: String, threads: Int = Scanner.defaultThreads) throws(SystemError) -> [Item] {
-        let root = try BackingDirectory(path: path, recursive: sources.recursive)
+        let root = try BackingDirectory(path: path, readingAs: sources)
         return try scan(root, threads: threads)
     }
 
@@ -93,9 +93,10 @@ package struct Scanner: Sendable {
         switch raw {
         case .bundle(_, let walk):
             return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp, started: started)
-        case .file(let status, _, _):
+        case .file(let status, _, _, let sidecar):
             var stamp = ItemStamp()
             stamp.add(name: [], status: status)
+            if let sidecar, case .success(let (_, sidecarStatus)) = sidecar.contents { stamp.add(name: sidecar.name, status: sidecarStatus) }
             return ItemRead(scan: itemScan(name, raw), stamp: stamp, started: started)
         default: return ItemRead(scan: itemScan(name, raw))
         }
@@ -109,6 +110,10 @@ package struct Scanner: Sendable {
             guard status.isDirectory else {
                 var stamp = ItemStamp()
                 stamp.add(name: [], status: status)
+                // A sidecar edited moves the file's stamp: polling reads it again.
+                for (_, candidate) in sources.sidecars.candidates(for: Self.bytes(of: cName)) {
+                    if let sidecar = candidate.withCString({ try? FileStatus($0, in: parentFD) }) { stamp.add(name: candidate, status: sidecar) }
+                }
                 return stamp
             }
             var walk = BundleWalk(modified: status.modified, scanner: self, statsOnly: true)
@@ -127,7 +132,7 @@ package struct Scanner: Sendable {
     /// bundle and attribute tags on its folder wait for the full round.
     package func quickStamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
         var stamp = ItemStamp()
-        for fileName in FieldSources.payloadFileNames {
+        for fileName in sources.payloadNames {
             let path = name.bytes + [UInt8(ascii: "/")] + Array(fileName.utf8)
             guard let payload = path.withCString({ try? FileStatus($0, in: rootFD) }) else { continue }
             stamp.add(name: Array(fileName.utf8), status: payload)
@@ -149,11 +154,13 @@ package struct Scanner: Sendable {
             return .folder
         case .unreadable(let error):
             return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
-        case .file(let status, let attribute, nil):
+        case .file(let status, let attribute, nil, let sidecar?):
+            return .item(sidecarItem(name, status: status, attribute: attribute, sidecar: sidecar))
+        case .file(let status, let attribute, nil, nil):
             let (tags, tagProblem) = TagLimit.capped(attribute.tags)
             return .item(Item(name: name, kind: .file, tags: tags, modified: status.modified, created: status.created, size: status.size,
                               problems: [attribute.problem, tagProblem].compactMap { $0 }).withConflict(conflict(of: name, markers: false)))
-        case .file(let status, let attribute, let head?):
+        case .file(let status, let attribute, let head?, _):
             // A note: its fields from its front matter (and first heading), its tags
             // merged with the attribute's, as a bundle's payload tags are.
             var problems = [attribute.problem].compactMap { $0 }
@@ -166,10 +173,8 @@ package struct Scanner: Sendable {
             problems += note.problems + fields.problems.map { "front matter: \($0)" }
             let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: attribute.tags))
             if let tagProblem { problems.append(tagProblem) }
-            var created = status.created
-            if case .date(let seconds)? = note.payload["created"], let time = Timestamp(clampingSecondsSince1970: seconds) { created = time }
             return .item(Item(name: name, kind: .file, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
-                              modified: status.modified, created: created, size: status.size, payloadValues: fields.payloadValues,
+                              modified: status.modified, created: fields.created ?? status.created, size: status.size, payloadValues: fields.payloadValues,
                               problems: problems).withConflict(conflict(of: name, markers: false)))
         case .bundle(let status, let walk):
             var fields = PayloadFields()
@@ -178,7 +183,7 @@ package struct Scanner: Sendable {
                 fields = decode(payloadBytes: bytes, fileName: fileName)
                 problems += fields.problems.map { "\(fileName): \($0)" }
             } else if walk.problems.isEmpty {
-                problems.append("no payload (\(FieldSources.payloadFileNames.joined(separator: " or ")))")
+                problems.append("no payload (\(sources.payloadNames.joined(separator: " or ")))")
             }
             let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: walk.attributeTags))
             if let tagProblem { problems.append(tagProblem) }
@@ -186,7 +191,7 @@ package struct Scanner: Sendable {
             return .item(Item(
                 name: name, kind: .bundle, title: fields.title, archived: fields.archived,
                 tags: tags,
-                url: fields.url, modified: walk.modified, created: status.created, size: walk.size,
+                url: fields.url, modified: walk.modified, created: fields.created ?? status.created, size: walk.size,
                 payloadValues: fields.payloadValues, problems: problems).withConflict(conflict(of: name, markers: markers)))
         }
     }
@@ -226,8 +231,9 @@ package struct Scanner: Sendable {
         case locked
         case folder
         case unreadable(SystemError)
-        /// `head`: the first bytes of a note (`FrontMatter.isNote`), nil for any other file.
-        case file(FileStatus, attributeTags: (tags: [String], problem: String?), head: Result<[UInt8], SystemError>?)
+        /// `head`: the first bytes of a note (`FrontMatter.isNote`), nil for any other file;
+        /// `sidecar`: the file's sidecar, when the collection reads them and it has one.
+        case file(FileStatus, attributeTags: (tags: [String], problem: String?), head: Result<[UInt8], SystemError>?, sidecar: SidecarRead? = nil)
         case bundle(FileStatus, BundleWalk)
     }
 
@@ -256,14 +262,55 @@ package struct Scanner: Sendable {
                 let head = status.isRegularFile && FrontMatter.isNote(ItemName(Self.bytes(of: cName))) ? Result { () throws(SystemError) in
                     try DirectoryReader.readHead(cName, in: rootFD, count: FrontMatter.Limits.headBytes)
                 } : nil
-                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head)
+                let leaf = Self.bytes(of: cName)
+                var sidecar: SidecarRead?
+                if !sources.sidecars.isEmpty {
+                    // A sidecar whose file is there is that file's metadata, not an item.
+                    if sources.sidecars.isSidecarShaped(leaf), Self.hasOwner(leaf, in: rootFD, sidecars: sources.sidecars) { return .vanished }
+                    if status.isRegularFile { sidecar = SidecarRead.find(for: leaf, in: rootFD, sidecars: sources.sidecars) }
+                }
+                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head, sidecar: sidecar)
             }
-            if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD) { return .folder }
+            if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD, names: sources.payloadNames) { return .folder }
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.stamp.add(name: [], status: status)
             walk.walkBundle(cName, in: rootFD)
             return walk.locked ? .locked : .bundle(status, walk)
         }
+    }
+
+    /// A file with a sidecar: its fields from the sidecar, its tags merged with the attribute's.
+    private func sidecarItem(_ name: ItemName, status: FileStatus, attribute: (tags: [String], problem: String?), sidecar: SidecarRead) -> Item {
+        var problems = [attribute.problem].compactMap { $0 }
+        var fields = PayloadFields()
+        var modified = status.modified
+        let shown = String(decoding: sidecar.name, as: UTF8.self)
+        switch sidecar.contents {
+        case .success(let (bytes, sidecarStatus)):
+            if sidecarStatus.modified > modified { modified = sidecarStatus.modified }
+            do throws(FrontMatterError) {
+                fields = PayloadFields(payload: try sidecar.kind.read(bytes), paths: paths)
+                problems += fields.problems.map { "\(shown): \($0)" }
+            } catch {
+                problems.append("\(shown): \(error.message); ignored")
+            }
+        case .failure(let error):
+            problems.append("cannot read \(shown): \(error.message)")
+        }
+        let (tags, tagProblem) = TagLimit.capped(ExtendedAttributeTags.merge(payload: fields.tags, attribute: attribute.tags))
+        if let tagProblem { problems.append(tagProblem) }
+        return Item(name: name, kind: .file, title: fields.title, archived: fields.archived, tags: tags, url: fields.url,
+                    modified: modified, created: fields.created ?? status.created, size: status.size, payloadValues: fields.payloadValues,
+                    problems: problems).withConflict(conflict(of: name, markers: false))
+    }
+
+    /// Whether the folder `folderFD` holds a file the sidecar-shaped `name` belongs to (one listing).
+    private static func hasOwner(_ name: [UInt8], in folderFD: Int32, sidecars: Sidecars) -> Bool {
+        let copy = dup(folderFD)
+        guard copy >= 0 else { return false }
+        lseek(copy, 0, SEEK_SET)
+        guard let entries = try? DirectoryReader.readEntries(consuming: copy) else { return false }
+        return !sidecars.owners(of: name, among: Set(entries.map(\.name))).isEmpty
     }
 
     private static func bytes(of cName: UnsafePointer<CChar>) -> [UInt8] {
@@ -358,7 +405,7 @@ struct BundleWalk {
                 if status.modified > modified { modified = status.modified }
                 if status.isRegularFile {
                     size &+= status.size
-                    if depth == 0, let fileName = FieldSources.payloadFileNames.first(where: { Array($0.utf8) == entry.name }) {
+                    if depth == 0, let fileName = scanner.sources.payloadNames.first(where: { Array($0.utf8) == entry.name }) {
                         payloadCandidates.append((fileName, entry.name, Int(clamping: status.size)))
                     }
                 } else if status.isDirectory, depth + 1 < Scanner.maximumBundleDepth {
@@ -370,7 +417,7 @@ struct BundleWalk {
         guard depth == 0, !statsOnly else { return }
         // payload.plist wins over payload.json when both exist.
         let preferred = payloadCandidates.min { a, b in
-            FieldSources.payloadFileNames.firstIndex(of: a.0)! < FieldSources.payloadFileNames.firstIndex(of: b.0)!
+            scanner.sources.payloadNames.firstIndex(of: a.0)! < scanner.sources.payloadNames.firstIndex(of: b.0)!
         }
         if let (fileName, nameBytes, expectedSize) = preferred {
             if expectedSize > scanner.payloadLimit {

@@ -9,8 +9,11 @@ import QueryFSEngine
 /// ignore patterns (item names that are not items). Every error names the
 /// file, line and column.
 ///
+///     format = "obsidian"                  # a preset (CollectionFormat): the settings below it implies
 ///     ignore = ["*.tmp", "Drafts*"]
 ///     recursive = true                      # items at any depth of subfolders
+///     payload = ["index.json"]              # the files that make a folder a bundle
+///     sidecars = ["xmp", "json"]            # X.jpg.xmp / X.xmp, X.info.json / X.json beside a file
 ///     queries = ["tag:swift -archived"]     # saved query/ folders (mkdir/rmdir there)
 ///
 ///     [fields]
@@ -48,6 +51,8 @@ package struct Configuration: Equatable, Sendable {
     package var views: [View] = []
     package var sources = FieldSources()
     package var ignore: [String] = []
+    /// The preset `format = "…"` named, if any.
+    package var format: CollectionFormat?
     /// Queries saved as `query/<query>/` folders (`mkdir` there adds one).
     package var savedQueries: [String] = []
 
@@ -65,11 +70,40 @@ package struct Configuration: Equatable, Sendable {
         }
         /// Where the value of `path` starts (for errors inside a string).
         func valueColumn(of path: [String]) -> Int { layout.key(path)?.valuePlace.column ?? 1 }
+        // A preset first, whatever its place: every other setting is taken over it.
+        if let value = table["format"] {
+            guard let name = value.string, let format = CollectionFormat(rawValue: name) else {
+                throw fail("'format' is one of \(CollectionFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))",
+                           at: ["format"], column: valueColumn(of: ["format"]))
+            }
+            self.format = format
+            format.apply(to: &self)
+        }
         // In the order written, so the first mistake is the one reported.
         let topLevel = table.keys.sorted { layout.order(of: [$0]) < layout.order(of: [$1]) }
         for key in topLevel {
             let value = table[key]
             switch key {
+            case "format":
+                break
+            case "payload":
+                let names = try Self.strings(value, named: key) { fail($0, at: [key]) }
+                if let bad = names.first(where: { $0.isEmpty || $0.hasPrefix(".") || $0.contains("/") || $0.utf8.count > 255 }) {
+                    throw fail("'\(bad)' cannot name a payload file (a name in the bundle, not hidden, no '/')", at: [key], column: valueColumn(of: [key]))
+                }
+                guard !names.isEmpty else { throw fail("'payload' names at least one file", at: [key], column: valueColumn(of: [key])) }
+                sources.payloadNames = names
+            case "sidecars":
+                let names = try Self.strings(value, named: key) { fail($0, at: [key]) }
+                var kinds: [SidecarKind] = []
+                for name in names {
+                    guard let kind = SidecarKind(rawValue: name) else {
+                        throw fail("'\(name)' is no sidecar kind (\(SidecarKind.allCases.map(\.rawValue).joined(separator: ", ")))",
+                                   at: [key], column: valueColumn(of: [key]))
+                    }
+                    if !kinds.contains(kind) { kinds.append(kind) }
+                }
+                sources.sidecars = Sidecars(kinds)
             case "ignore":
                 ignore = try Self.strings(value, named: key) { fail($0, at: [key]) }
             case "recursive":
@@ -90,7 +124,7 @@ package struct Configuration: Equatable, Sendable {
                 if value?.table != nil, layout.header([key]) != nil {
                     throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
                 }
-                throw fail("unknown setting '\(key)' (settings: ignore, recursive, queries, [views], [fields], [conflicts])", at: [key], column: 1)
+                throw fail("unknown setting '\(key)' (settings: format, ignore, recursive, payload, sidecars, queries, [views], [fields], [conflicts])", at: [key], column: 1)
             }
         }
         if let fields = table["fields"]?.table {
@@ -101,7 +135,8 @@ package struct Configuration: Equatable, Sendable {
                 case "archived": sources.archived = keys
                 case "tags": sources.tags = keys
                 case "url": sources.url = keys
-                default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url)", at: ["fields", key], column: 1)
+                case "created": sources.created = keys
+                default: throw fail("unknown field '\(key)' in [fields] (title, archived, tags, url, created)", at: ["fields", key], column: 1)
                 }
             }
         }

@@ -116,7 +116,7 @@ package struct ItemEditor: Sendable {
             throw EditError(EIO, "\(error)")
         }
         defer { lock.unlock() }
-        return try body(try ItemState.read(place.name, in: place.folderFD), place)
+        return try body(try ItemState.read(place.name, in: place.folderFD, payloadNames: sources.payloadNames), place)
     }
 
     /// Writes what changed and journals it; nil if nothing did.
@@ -246,7 +246,7 @@ package struct ItemEditor: Sendable {
 /// the document edits go through.
 struct ItemState {
     var isBundle: Bool
-    var payloadName = FieldSources.payloadFileNames[0]
+    var payloadName = FieldSources.defaultPayloadNames[0]
     /// The payload document (nil: the bundle has none).
     var payload: (any PayloadDocument)?
     /// The payload file's bytes in this state (nil: no file).
@@ -264,7 +264,7 @@ struct ItemState {
 
     var attributeTags: [String] { attribute.map(ExtendedAttributeTags.parse) ?? [] }
 
-    static func read(_ item: ItemName, in rootFD: Int32) throws(EditError) -> ItemState {
+    static func read(_ item: ItemName, in rootFD: Int32, payloadNames: [String]) throws(EditError) -> ItemState {
         var status = stat()
         guard item.withCString({ fstatat(rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             throw EditError(errno, "\(item): \(String(cString: strerror(errno)))")
@@ -290,7 +290,7 @@ struct ItemState {
         let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
         guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        for fileName in FieldSources.payloadFileNames {
+        for fileName in payloadNames {
             let result = fileName.withCString { name in
                 Result { () throws(SystemError) in try DirectoryReader.readFile(name, in: fd, expectedSize: 4096, limit: 16 << 20) }
             }
@@ -333,7 +333,13 @@ struct ItemState {
             guard !self.item(named: item, sources: sources).tags.contains(tag) else { return }
             if isBundle {
                 let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
-                try editDocument { (document) throws(EditError) in try document.append(.string(tag), toArrayAt: path) }
+                if case .string(let text)? = payload?.value.value(at: path) {
+                    // Tags kept as one string stay one string (ArchiveBox's `"a,b"`), with its separator.
+                    let joined = text.trimming(" ").isEmpty ? tag : text + (text.contains(", ") ? ", " : ",") + tag
+                    try editDocument { (document) throws(EditError) in try document.set(path, to: .string(joined)) }
+                } else {
+                    try editDocument { (document) throws(EditError) in try document.append(.string(tag), toArrayAt: path) }
+                }
             } else if let name = Optional(noteName), let written = try? editNote({ (note) throws(FrontMatterError) in
                 try FrontMatterEditor.settingTags(FrontMatterEditor.tags(FrontMatter.parse(Array(note.prefix(FrontMatter.Limits.headBytes)))) + [tag],
                                                   in: note, name: name)
@@ -426,7 +432,14 @@ struct ItemState {
                 throw EditError(EROFS, "tag '\(kept)' is in the note's front matter, which this edit cannot change (\(error.message)): change it in the note")
             }
         }
-        if isBundle, payload != nil {
+        if isBundle, payload != nil, case .string(let text)? = payload?.value.value(at: try keyPath(sources.tags, fitting: { _ in false })) {
+            let path = try keyPath(sources.tags, fitting: { _ in false })
+            var seen = Set<String>()
+            let changed = text.split(separator: ",").map { String($0).trimming(" \t") }.filter { !$0.isEmpty }
+                .compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
+            let joined = changed.joined(separator: text.contains(", ") ? ", " : ",")
+            if joined != text { try editDocument { (document) throws(EditError) in try document.set(path, to: .string(joined)) } }
+        } else if isBundle, payload != nil {
             let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
             try editDocument { (document) throws(EditError) in
                 try document.changeElements(ofArrayAt: path) { element in

@@ -39,6 +39,12 @@ import QueryFSEngine
         _ = try? FrontMatterEditor.setting("title", to: .string("Fuzz: \"title\""), in: bytes, name: name)
     }
 
+    /// An XMP sidecar (a photo's tags, rating, title), then the fields taken from it.
+    public static func xmpSidecar(_ bytes: [UInt8]) {
+        guard let payload = try? XMPSidecar.read(bytes) else { return }
+        _ = PayloadFields(payload: payload, paths: FieldSources().splitPaths)
+    }
+
     /// The index file, as a disk, a crash or another program may leave it
     /// (checksums not checked, so mutations reach the decoding behind them).
     public static func indexFile(_ bytes: [UInt8]) { IndexFileProbe.check(bytes) }

@@ -77,6 +77,7 @@ struct CatalogUpdater: @unchecked Sendable {
     /// name may turn out to be a folder of items: its items are read too;
     /// and a folder gone (or become a bundle) takes the items under it along.
     private func read(_ names: Set<ItemName>, rescanAll: Bool) -> (batch: [ItemName: Item?], stamps: [ItemName: UInt64]) {
+        let names = withSidecarOwners(names)
         let list = Array(names)
         let reads = readEach(list)
         // Folders gone first: their watches are dropped before an item on
@@ -125,6 +126,27 @@ struct CatalogUpdater: @unchecked Sendable {
             for (name, read) in zip(inside, readEach(inside)) { take(name, read) }
         }
         return (batch, stamps)
+    }
+
+    /// Sidecars touched touch their files; a file touched may have made an
+    /// item of its own out of a sidecar that now is its (read again, it leaves).
+    private func withSidecarOwners(_ names: Set<ItemName>) -> Set<ItemName> {
+        let sidecars = guarded.scanner.sources.sidecars
+        guard !sidecars.isEmpty else { return names }
+        var all = names
+        for name in names {
+            let leaf = Array(name.bytes[name.lastComponentStart...])
+            if sidecars.isSidecarShaped(leaf) {
+                all.formUnion(backing.owners(ofSidecar: name))
+            } else {
+                let prefix = Array(name.bytes[..<name.lastComponentStart])
+                let indexed = guarded.withLock { index in
+                    sidecars.candidates(for: leaf).map { ItemName(prefix + $0.1) }.filter { index.records[$0] != nil }
+                }
+                all.formUnion(indexed)
+            }
+        }
+        return all
     }
 
     /// Reads items on every core when there are many (a rescan, a large burst), as the first scan does.

@@ -81,7 +81,7 @@ package final class LiveCatalog: @unchecked Sendable {
                 logger: Logger) throws(SystemError)
     {
         requestedKeyPaths = sources.extraKeyPaths
-        let root = try BackingDirectory(path: path, recursive: sources.recursive)
+        let root = try BackingDirectory(path: path, readingAs: sources)
         backing = root
         var sources = sources
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)

@@ -23,11 +23,11 @@ import QueryFSEngine
 /// (`IndexLock`); otherwise readers compare stamps (`IndexReconciler`).
 enum IndexFile {
     static let magic = Array("QFSINDEX".utf8)
-    static let formatVersion: UInt64 = 4
+    static let formatVersion: UInt64 = 5
     /// Raised whenever reading an item changes what it yields (a parser
     /// fix): items indexed by an older reading are then read again, even
     /// within one queryfs version.
-    static let scanRevision = 1
+    static let scanRevision = 2
 
     /// What an index must describe to be used.
     struct Identity: Equatable, Sendable {
@@ -86,14 +86,16 @@ enum IndexFile {
             writer.string(backingPath)
             writer.integer(device)
             writer.integer(inode)
-            for list in [sources.title, sources.archived, sources.tags, sources.url, sources.extraKeyPaths.sorted()] {
+            for list in [sources.title, sources.archived, sources.tags, sources.url, sources.extraKeyPaths.sorted(), sources.created, sources.payloadNames,
+                         sources.sidecars.kinds.map(\.rawValue)] {
                 writer.integer(list.count)
                 for key in list { writer.string(key) }
             }
             writer.integer(payloadLimit)
             writer.integer(sources.conflicts.markers.count)
             for marker in sources.conflicts.markers { writer.string(marker) }
-            writer.byte((sources.conflicts.numberedCopies ? 1 : 0) | (sources.conflicts.gitMarkers ? 2 : 0) | (sources.recursive ? 4 : 0))
+            writer.byte((sources.conflicts.numberedCopies ? 1 : 0) | (sources.conflicts.gitMarkers ? 2 : 0) | (sources.recursive ? 4 : 0)
+                        | (sources.tagsMayBeText ? 8 : 0))
             writer.integer(ignorePatterns.count)
             for pattern in ignorePatterns { writer.string(pattern) }
         }
@@ -104,7 +106,7 @@ enum IndexFile {
             let device = try reader.integer()
             let inode = try reader.integer()
             var lists: [[String]] = []
-            for _ in 0..<5 {
+            for _ in 0..<8 {
                 var list: [String] = []
                 for _ in 0..<(try reader.count()) { list.append(try reader.string()) }
                 lists.append(list)
@@ -112,6 +114,11 @@ enum IndexFile {
             var sources = FieldSources()
             (sources.title, sources.archived, sources.tags, sources.url) = (lists[0], lists[1], lists[2], lists[3])
             sources.extraKeyPaths = Set(lists[4])
+            (sources.created, sources.payloadNames) = (lists[5], lists[6])
+            sources.sidecars = Sidecars(try lists[7].map { (name) throws(IndexDecodingError) in
+                guard let kind = SidecarKind(rawValue: name) else { throw IndexDecodingError("a sidecar kind '\(name)'") }
+                return kind
+            })
             let payloadLimit = try reader.int()
             var markers: [String] = []
             for _ in 0..<(try reader.count()) { markers.append(try reader.string()) }
@@ -120,6 +127,7 @@ enum IndexFile {
             sources.conflicts.numberedCopies = flags & 1 != 0
             sources.conflicts.gitMarkers = flags & 2 != 0
             sources.recursive = flags & 4 != 0
+            sources.tagsMayBeText = flags & 8 != 0
             var identity = Identity(backingPath: path, device: device, inode: inode, sources: sources,
                                     payloadLimit: payloadLimit, version: version)
             for _ in 0..<(try reader.count()) { identity.ignorePatterns.append(try reader.string()) }

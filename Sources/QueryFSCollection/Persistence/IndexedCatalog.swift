@@ -22,7 +22,7 @@ package enum IndexedCatalog {
                             index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
     {
         let sources = configuration.readingSources(adding: extra)
-        let root = try BackingDirectory(path: path, recursive: sources.recursive)
+        let root = try BackingDirectory(path: path, readingAs: sources)
         let viewSet = configuration.viewSet
         let scanner = Scanner(sources: sources)
         let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit,

@@ -28,6 +28,8 @@ final class BackingWatcher {
     /// nil when no inotify instance could be had (fs.inotify.max_user_instances): everything is polled.
     private let inotify: Inotify?
     private let rootPath: String
+    /// The payload files whose coming or going makes a folder a bundle or back.
+    private let payloadNames: [String]
     private var rootDescriptor: Int32 = -1
     /// Which item each watched bundle directory belongs to.
     private var itemOfDescriptor: [Int32: ItemName] = [:]
@@ -53,7 +55,8 @@ final class BackingWatcher {
     /// Watches BACKING. When inotify cannot (no instance or no watch left),
     /// BACKING is not watched (`watchesRoot` false) and the caller polls;
     /// any other failure (BACKING unreadable) is an error.
-    init(rootPath: String, logger: Logger) throws(SystemError) {
+    init(rootPath: String, payloadNames: [String] = FieldSources.defaultPayloadNames, logger: Logger) throws(SystemError) {
+        self.payloadNames = payloadNames
         self.rootPath = rootPath.hasSuffix("/") && rootPath.count > 1 ? String(rootPath.dropLast()) : rootPath
         self.logger = logger
         do {
@@ -323,7 +326,7 @@ extension BackingWatcher {
             return
         }
         guard !event.name.isEmpty, event.name.first != UInt8(ascii: ".") else { return }
-        if FieldSources.payloadFileNames.contains(where: { Array($0.utf8) == event.name }) {
+        if payloadNames.contains(where: { Array($0.utf8) == event.name }) {
             observation.dirtyItems.insert(folder)
             return
         }

@@ -60,7 +60,7 @@ final class ChangeSources {
             settings.interval = interval
             settings.deepEvery = ChangePoller.deepRoundEvery
         }
-        watcher = try BackingWatcher(rootPath: root.path, logger: logger)
+        watcher = try BackingWatcher(rootPath: root.path, payloadNames: root.payloadNames, logger: logger)
         poller = try ChangePoller(root: root, settings: settings, logger: logger, onFound: onPolledChange)
         (mark, markRefusal) = try Self.placeMark(on: root, notification: notification)
     }

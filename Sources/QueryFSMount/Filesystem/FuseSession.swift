@@ -91,7 +91,7 @@ package struct FuseSession {
         let filesystem: QueryFilesystem
         do {
             var sources = configuration.sources
-            sources.extraKeyPaths = Set(options.payloadKeys).union(configuration.savedQueryKeyPaths)
+            sources.extraKeyPaths.formUnion(Set(options.payloadKeys).union(configuration.savedQueryKeyPaths))
             var following = LiveCatalog.ChangePollerSettings()
             following.notification = options.changeNotification
             following.pollEvery = options.pollSeconds
@@ -103,6 +103,7 @@ package struct FuseSession {
                                           index.ignorePatterns = configuration.ignore
                                           return index
                                       }, progress: options.progress, logger: logger)
+            if let hint = CollectionFormat.suggestion(for: backing, configuration: configuration) { logger.notice("\(hint)") }
             // Absolute: the daemon leaves the working directory.
             let configFile = options.configFile.map { resolvedPath($0) ?? $0 }
             let reloader = ConfigurationReloader(backing: backing, file: configFile, loaded: configuration, logger: logger)

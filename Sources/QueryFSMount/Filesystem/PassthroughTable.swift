@@ -71,6 +71,7 @@ final class PassthroughTable: @unchecked Sendable {
     private var nodeOfFolder: [ItemName: UInt64] = [:]
     /// Items at any depth: a folder without a payload file is a folder of items.
     let recursive: Bool
+    private let payloadNames: [String]
     let root: PassthroughNode
     /// BACKING, O_PATH, open for the mount's life.
     let rootFD: Int32
@@ -86,6 +87,7 @@ final class PassthroughTable: @unchecked Sendable {
         fstat(fd, &status)
         rootFD = fd
         recursive = backing.recursive
+        payloadNames = backing.payloadNames
         root = PassthroughNode(id: NodeID.bundles, fd: fd, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
                                type: S_IFDIR, item: nil, parent: NodeID.root, name: Array("bundles".utf8))
         root.lookups = 1 << 62  // never forgotten
@@ -291,7 +293,7 @@ final class PassthroughTable: @unchecked Sendable {
         if let item = parent.item { return (item, nil) }
         let path = ItemName((parent.folder.map { $0.bytes + [UInt8(ascii: "/")] } ?? []) + name)
         guard recursive, status.st_mode & S_IFMT == S_IFDIR, !path.isHidden else { return (path, nil) }
-        let holdsPayload = FieldSources.payloadFileNames.contains { faccessat(fd, $0, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }
+        let holdsPayload = payloadNames.contains { faccessat(fd, $0, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }
         return holdsPayload ? (path, nil) : (nil, path)
     }
 }

@@ -19,7 +19,7 @@ struct EditOptions: ParsableArguments {
     func editor() throws -> ItemEditor {
         let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
         do {
-            return ItemEditor(backing: try BackingDirectory(path: backing, recursive: configuration.sources.recursive),
+            return ItemEditor(backing: try BackingDirectory(path: backing, readingAs: configuration.sources),
                               sources: configuration.sources, lockTimeout: lockTimeout)
         } catch {
             throw Failure("cannot read backing directory \(backing): \(error.message)")
@@ -32,7 +32,8 @@ struct EditOptions: ParsableArguments {
         var failed = false
         for text in items {
             do throws(EditError) {
-                let item = try ItemReference.resolve(text, backing: backing, recursive: editor.sources.recursive)
+                let item = try ItemReference.resolve(text, backing: backing, recursive: editor.sources.recursive,
+                                                     payloadNames: editor.sources.payloadNames)
                 try editor.apply(edits, to: item)
             } catch {
                 printError(error.message)

@@ -86,6 +86,7 @@ enum CatalogLoader {
     static func loadReporting(_ backing: String, configFile: String? = nil, sources: FieldSources = FieldSources(),
                               index: IndexSettings?) throws -> (catalog: Catalog, index: IndexedCatalog.Use?) {
         let configuration = try configurationFor(backing, configFile: configFile)
+        if let hint = CollectionFormat.suggestion(for: backing, configuration: configuration) { printError("note: " + hint) }
         do {
             guard let index else {
                 return (try Catalog.load(backing: backing, configuration: configuration, sources: sources), nil)

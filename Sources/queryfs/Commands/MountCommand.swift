@@ -15,10 +15,12 @@ struct MountCommand: ParsableCommand {
         abstract: "Mount BACKING's views at MOUNTPOINT.",
         discussion: "Returns once the mount is live and every view reflects BACKING. "
             + "Unmount with `queryfs unmount MOUNTPOINT` (or fusermount3 -u). "
-            + "Items are the entries at the top of BACKING: bundles (folders holding payload.plist or payload.json: "
+            + "Items are the entries at the top of BACKING (at any depth with `recursive = true`): bundles (folders holding payload.plist or payload.json: "
             + "title/webTitle, tags, archived/isArchived, url/webLocation.relative), notes (*.md, *.markdown, *.txt and the like: "
             + "YAML `---` or TOML `+++` front matter gives title (else the first # heading), tags (a list or one string), "
-            + "archived, url, created (else date)), and any other file (its user.xdg.tags attribute). See queryfs(5).")
+            + "archived, url, created (else date); edits are written back into it), files with sidecars (`sidecars = [\"xmp\", \"json\"]`: "
+            + "X.jpg.xmp or X.xmp gives tags, rating, label, title; X.info.json yt-dlp's fields), and any other file (its user.xdg.tags attribute). "
+            + "BACKING/.queryfs.toml may name a preset: format = \"obsidian\", \"archivebox\", \"darktable\", \"digikam\", \"yt-dlp\" or \"hipstapaper\". See queryfs(5).")
 
     @Argument(help: "The backing directory: bundles, notes, files.") var backing: String
     @Argument(help: "An empty directory to mount on.", completion: .directory) var mountPoint: String

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QueryFSEngine
+
+/// The shapes of collection people keep, as presets of `.queryfs.toml`
+/// (`format = "obsidian"`): each sets what that shape needs, and any
+/// setting written in the file after it is taken over the preset's.
+package enum CollectionFormat: String, CaseIterable, Sendable {
+    /// Bundles with `payload.plist` or `payload.json` directly in BACKING (the default).
+    case hipstapaper
+    /// A vault of Markdown notes in nested folders, fields from front matter.
+    case obsidian
+    /// ArchiveBox's `archive/` folder: `<timestamp>/index.json` per saved page,
+    /// tags as one comma-separated string, `created` from the bookmark's date.
+    case archivebox
+    /// Photos in year/month folders with darktable's `X.jpg.xmp` sidecars.
+    case darktable
+    /// Photos with digiKam's (or Lightroom's) `X.xmp` sidecars.
+    case digikam
+    /// yt-dlp's downloads: `X.mp4` beside `X.info.json`.
+    case ytdlp = "yt-dlp"
+
+    func apply(to configuration: inout Configuration) {
+        switch self {
+        case .hipstapaper:
+            break
+        case .obsidian:
+            configuration.sources.recursive = true
+            configuration.sources.extraKeyPaths.formUnion(["status", "aliases"])
+        case .archivebox:
+            configuration.sources.payloadNames = ["index.json"]
+            configuration.sources.title = ["title"]
+            configuration.sources.url = ["url"]
+            configuration.sources.tags = ["tags"]
+            configuration.sources.tagsMayBeText = true
+            configuration.sources.created = ["bookmarked_date", "timestamp"]
+            configuration.sources.extraKeyPaths.formUnion(["domain"])
+        case .darktable, .digikam:
+            configuration.sources.recursive = true
+            configuration.sources.sidecars = Sidecars([.xmp])
+            // What photo views filter on: kept without --payload-key.
+            configuration.sources.extraKeyPaths.formUnion(["rating", "label"])
+        case .ytdlp:
+            configuration.sources.recursive = true
+            configuration.sources.sidecars = Sidecars([.json])
+            configuration.sources.url = ["webpage_url", "url"]
+            configuration.sources.created = ["timestamp", "upload_date"]
+            configuration.sources.extraKeyPaths.formUnion(["uploader", "channel", "duration"])
+        }
+    }
+
+    /// One line saying which preset BACKING plainly is, when its
+    /// configuration names none: nil when nothing stands out. Looks at
+    /// BACKING's own entries only (one listing, a few stats).
+    package static func suggestion(for path: String, configuration: Configuration) -> String? {
+        guard configuration.format == nil, let root = try? BackingDirectory(path: path),
+              let entries = try? DirectoryReader.readEntries(consuming: dup(root.fd)) else { return nil }
+        let names = Set(entries.map { String(decoding: $0.name, as: UTF8.self) })
+        let file = path + "/" + Configuration.fileName
+        if names.contains(".obsidian"), !configuration.sources.recursive {
+            return "\(path) looks like an Obsidian vault: `format = \"obsidian\"` in \(file) reads its notes in every folder"
+        }
+        if names.contains("archive"), names.contains("ArchiveBox.conf") {
+            return "\(path) looks like an ArchiveBox data folder: mount its archive/ folder, with `format = \"archivebox\"` in archive/\(Configuration.fileName)"
+        }
+        let sidecarCount = { (suffix: String) in entries.count { String(decoding: $0.name, as: UTF8.self).lowercased().hasSuffix(suffix) } }
+        if configuration.sources.sidecars.isEmpty, sidecarCount(".info.json") >= 3 {
+            return "\(path) looks like a yt-dlp folder: `format = \"yt-dlp\"` in \(file) reads each video's .info.json"
+        }
+        if configuration.sources.sidecars.isEmpty, sidecarCount(".xmp") >= 3 {
+            return "\(path) holds XMP sidecars: `format = \"darktable\"` (or \"digikam\") in \(file) reads their tags and ratings"
+        }
+        let timestamps = entries.filter { entry in
+            let text = String(decoding: entry.name, as: UTF8.self)
+            return !text.isEmpty && text.allSatisfy { $0.isNumber || $0 == "." } && faccessat(root.fd, text + "/index.json", F_OK, 0) == 0
+        }
+        if timestamps.count >= 3, timestamps.count * 2 >= entries.count, configuration.sources.payloadNames == FieldSources.defaultPayloadNames {
+            return "\(path) looks like ArchiveBox's archive folder: `format = \"archivebox\"` in \(file) reads each index.json"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The other shapes of collection (issue 31), mounted: photos in year/month
+/// folders with darktable and digiKam XMP sidecars, a yt-dlp folder with
+/// JSON sidecars, and ArchiveBox's archive folder (payload `index.json`,
+/// tags as one comma-separated string). Views are checked against what the
+/// test wrote; sidecars are never items while their file is there; changes
+/// to a sidecar show live; an edit keeps ArchiveBox's tags one string, and
+/// undo restores the bytes.
+final class FormatsMountTests: MountTestCase {
+    private func names(_ view: String) -> [String] { (RawFiles.list(fixture.mounted(view)) ?? []).map(\.text).sorted() }
+
+    private static func xmp(tags: [String], rating: Int, hierarchy: String? = nil) -> String {
+        let items = tags.map { "<rdf:li>\($0)</rdf:li>" }.joined()
+        let tree = hierarchy.map { "<lr:hierarchicalSubject><rdf:Bag><rdf:li>\($0)</rdf:li></rdf:Bag></lr:hierarchicalSubject>" } ?? ""
+        return """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+            <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:xmp="http://ns.adobe.com/xap/1.0/"
+             xmlns:lr="http://ns.adobe.com/lightroom/1.0/" xmp:Rating="\(rating)"><dc:subject><rdf:Bag>\(items)</rdf:Bag></dc:subject>\(tree)
+            </rdf:Description></rdf:RDF></x:xmpmeta>
+            """
+    }
+
+    func testPhotosWithXMPSidecarsAtAnyDepth() throws {
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"darktable\"\n".utf8))
+            for folder in ["2023", "2023/07", "2024", "2024/03"] { mkdir(corpus.path + "/" + folder, 0o755) }
+            corpus.file(Array("2023/07/IMG_1.jpg".utf8), contents: [0xFF, 0xD8, 0xFF, 0xE0], mtime: 1_000)
+            corpus.file(Array("2023/07/IMG_1.jpg.xmp".utf8), contents: Array(Self.xmp(tags: ["beach", "family"], rating: 4, hierarchy: "places|beach").utf8), mtime: 1_000)
+            corpus.file(Array("2024/03/IMG_2.cr2".utf8), contents: [1, 2, 3], mtime: 2_000)
+            corpus.file(Array("2024/03/IMG_2.xmp".utf8), contents: Array(Self.xmp(tags: ["beach"], rating: 2).utf8), mtime: 2_000)
+            corpus.file(Array("2024/03/IMG_3.jpg".utf8), contents: [0xFF, 0xD8], mtime: 3_000)
+            corpus.file(Array("2024/03/broken.jpg".utf8), contents: [0xFF], mtime: 4_000)
+            corpus.file(Array("2024/03/broken.jpg.xmp".utf8), contents: Array("<!DOCTYPE x [<!ENTITY a \"a\">]><x>&a;</x>".utf8), mtime: 4_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("by-name"), ["0001 broken.jpg", "0002 IMG_1.jpg", "0003 IMG_2.cr2", "0004 IMG_3.jpg"], "no sidecar is an item")
+        XCTAssertEqual(names("tag/beach"), ["0001 IMG_2.cr2", "0002 IMG_1.jpg"])
+        XCTAssertEqual(names("tag/family"), ["0001 IMG_1.jpg"])
+        XCTAssertEqual(names("tag").filter { $0.hasPrefix("places") }, ["places∕beach"])
+        XCTAssertEqual(names("query/payload.rating>=3"), ["0001 IMG_1.jpg"])
+        XCTAssertTrue(QueryfsBinary.run(["status", fixture.mountPoint]).stdoutText.contains("a DTD, which XMP never has"))
+
+        // Live: a sidecar retagged, a photo with its sidecar added in a new folder, a sidecar removed.
+        let corpus = Corpus(path: fixture.backing)
+        corpus.write(fixture.backed("2024/03/IMG_2.xmp.tmp"), Array(Self.xmp(tags: ["mountains"], rating: 5).utf8))
+        XCTAssertEqual(rename(fixture.backed("2024/03/IMG_2.xmp.tmp"), fixture.backed("2024/03/IMG_2.xmp")), 0, "saved as editors save")
+        XCTAssertTrue(eventually { self.names("tag/mountains") == ["0001 IMG_2.cr2"] }, "\(names("tag/mountains"))")
+        XCTAssertEqual(names("tag/beach"), ["0001 IMG_1.jpg"])
+        mkdir(fixture.backed("2024/04"), 0o755)
+        corpus.write(fixture.backed("2024/04/IMG_4.jpg.xmp"), Array(Self.xmp(tags: ["city"], rating: 1).utf8))
+        corpus.write(fixture.backed("2024/04/IMG_4.jpg"), [0xFF, 0xD8])
+        XCTAssertTrue(eventually { self.names("tag/city") == ["0001 IMG_4.jpg"] }, "\(names("tag/city"))")
+        XCTAssertTrue(eventually { !self.names("by-name").contains { $0.hasSuffix(".xmp") } }, "the sidecar written first left when its file came: \(names("by-name"))")
+        XCTAssertEqual(unlink(fixture.backed("2023/07/IMG_1.jpg.xmp")), 0)
+        XCTAssertTrue(eventually { self.names("tag/family").isEmpty }, "\(names("tag/family"))")
+    }
+
+    func testYtDlpVideosWithJSONSidecars() throws {
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"yt-dlp\"\n".utf8))
+            corpus.file(Array("Intro to Swift [abc].mp4".utf8), contents: [0, 0, 0, 24], mtime: 1_000)
+            corpus.file(Array("Intro to Swift [abc].info.json".utf8), contents: Array(#"{"id": "abc", "title": "Intro to Swift: part 1", "tags": ["swift", "tutorial"], "webpage_url": "https://example.com/abc", "upload_date": "20240305"}"#.utf8), mtime: 1_000)
+            corpus.file(Array("notes.json".utf8), contents: Array("{}".utf8), mtime: 2_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("by-name"), ["0001 Intro to Swift: part 1.mp4", "0002 notes.json"])
+        XCTAssertEqual(names("tag/tutorial"), ["0001 Intro to Swift: part 1.mp4"])
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "created<2024-03-06 created>2024-03-04"]).stdoutText, "0001 Intro to Swift: part 1.mp4\n")
+    }
+
+    func testArchiveBoxTagsStayOneStringThroughEditsAndUndo() throws {
+        let index = #"{"url": "https://example.com/a", "title": "Saved page", "timestamp": "1709640000.5", "tags": "reading,swift", "bookmarked_date": "2024-03-05 12:00"}"#
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"archivebox\"\n".utf8))
+            mkdir(corpus.path + "/1709640000.5", 0o755)
+            corpus.file(Array("1709640000.5/index.json".utf8), contents: Array(index.utf8), mtime: 1_000)
+            corpus.file(Array("1709640000.5/index.html".utf8), contents: Array("<html></html>".utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("tag/swift"), ["0001 Saved page.5"])
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "created>2024-03-05 created<2024-03-06"]).stdoutText, "0001 Saved page.5\n", "created from bookmarked_date")
+        XCTAssertEqual(mkdir(fixture.mounted("tag/later"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/1709640000.5", fixture.mounted("tag/later/x")), 0, String(cString: strerror(Glibc.errno)))
+        let written = try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(RawFiles.read(fixture.backed("1709640000.5/index.json"))))) as? [String: Any]
+        XCTAssertEqual(written?["tags"] as? String, "reading,swift,later", "still one string")
+        XCTAssertEqual(unlink(fixture.mounted("tag/reading/0001 Saved page.5")), 0)
+        let removed = try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(RawFiles.read(fixture.backed("1709640000.5/index.json"))))) as? [String: Any]
+        XCTAssertEqual(removed?["tags"] as? String, "swift,later")
+        for _ in 0..<2 { XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0) }
+        XCTAssertEqual(RawFiles.read(fixture.backed("1709640000.5/index.json")), Array(index.utf8), "undone, byte for byte")
+    }
+}

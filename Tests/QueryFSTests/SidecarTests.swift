@@ -1,0 +1,113 @@
+import XCTest
+@testable import QueryFSEngine
+@testable import QueryFSCollection
+
+/// Sidecars (issue 31): XMP as darktable and digiKam write it, JSON as
+/// yt-dlp does; which names are sidecars of which file; and hostile XMP
+/// (a DTD, entity expansion, nesting) refused with a problem, never expanded.
+final class SidecarTests: XCTestCase {
+    private func read(_ text: String) throws -> [String: PayloadValue] {
+        guard case .dictionary(let dictionary) = try XMPSidecar.read(Array(text.utf8)) else { XCTFail("not a map"); return [:] }
+        return dictionary
+    }
+
+    private let header = """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+        <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:xmp="http://ns.adobe.com/xap/1.0/"
+          xmlns:lr="http://ns.adobe.com/lightroom/1.0/" xmlns:digiKam="http://www.digikam.org/ns/1.0/"
+        """
+    private let footer = "</rdf:Description></rdf:RDF></x:xmpmeta>"
+
+    func testDarktableAndDigiKamSidecars() throws {
+        let darktable = try read(header + """
+             xmp:Rating="4" xmp:Label="Red">
+            <dc:subject><rdf:Bag><rdf:li>beach</rdf:li><rdf:li>Tom &amp; Jerry</rdf:li></rdf:Bag></dc:subject>
+            <lr:hierarchicalSubject><rdf:Bag><rdf:li>places|beach</rdf:li></rdf:Bag></lr:hierarchicalSubject>
+            <dc:title><rdf:Alt><rdf:li xml:lang="x-default">At the sea</rdf:li></rdf:Alt></dc:title>
+            """ + footer)
+        XCTAssertEqual(darktable["tags"], .array([.string("beach"), .string("Tom & Jerry"), .string("places/beach")]))
+        XCTAssertEqual(darktable["rating"], .integer(4))
+        XCTAssertEqual(darktable["label"], .string("Red"))
+        XCTAssertEqual(darktable["title"], .string("At the sea"))
+        let digiKam = try read(header + """
+            ><xmp:Rating>2</xmp:Rating><xmp:CreateDate>2024-03-05T10:00:00</xmp:CreateDate>
+            <digiKam:TagsList><rdf:Seq><rdf:li>Places/Beach</rdf:li></rdf:Seq></digiKam:TagsList>
+            """ + footer)
+        XCTAssertEqual(digiKam["tags"], .array([.string("Places/Beach")]))
+        XCTAssertEqual(digiKam["rating"], .integer(2))
+        XCTAssertEqual(digiKam["created"], .date(1_709_632_800))
+    }
+
+    func testHostileXMPIsRefusedNotExpanded() {
+        let laughs = """
+            <?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+            <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><lolz>&lol3;</lolz>
+            """
+        XCTAssertThrowsError(try XMPSidecar.read(Array(laughs.utf8))) { XCTAssertTrue("\($0)".contains("DTD"), "\($0)") }
+        let external = #"<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>"#
+        XCTAssertThrowsError(try XMPSidecar.read(Array(external.utf8)))
+        let deep = String(repeating: "<a>", count: 10_000) + String(repeating: "</a>", count: 10_000)
+        XCTAssertThrowsError(try XMPSidecar.read(Array(deep.utf8))) { XCTAssertTrue("\($0)".contains("nested"), "\($0)") }
+        XCTAssertThrowsError(try XMPSidecar.read(Array("<x><y></x>".utf8)))
+        XCTAssertThrowsError(try XMPSidecar.read([0xFF, 0xFE, 0x00, 0x3C]))
+        XCTAssertThrowsError(try XMPSidecar.read([UInt8](repeating: 0x20, count: XMPSidecar.limit + 1)))
+    }
+
+    func testWhichNamesAreSidecarsOfWhichFile() {
+        let both = Sidecars([.xmp, .json])
+        let names = ["IMG_1.jpg", "IMG_1.jpg.xmp", "IMG_2.cr2", "IMG_2.xmp", "alone.xmp", "Clip [x].mp4", "Clip [x].info.json", "data.json"]
+        XCTAssertEqual(both.sidecarNames(among: names.map { Array($0.utf8) }).map { String(decoding: $0, as: UTF8.self) }.sorted(),
+                       ["Clip [x].info.json", "IMG_1.jpg.xmp", "IMG_2.xmp"], "a sidecar alone, and a JSON file of its own, stay items")
+        XCTAssertEqual(both.owners(of: Array("IMG_2.xmp".utf8), among: Set(names.map { Array($0.utf8) })).map { String(decoding: $0, as: UTF8.self) },
+                       ["IMG_2.cr2"])
+        XCTAssertTrue(Sidecars().sidecarNames(among: names.map { Array($0.utf8) }).isEmpty, "no sidecars unless asked")
+    }
+
+    func testScanReadsSidecarsAndLeavesThemOut() throws {
+        let backing = TemporaryBacking()
+        try FileManager.default.createDirectory(atPath: backing.path + "/2024/03", withIntermediateDirectories: true)
+        backing.write(backing.path + "/2024/03/IMG_1.jpg", "jpeg")
+        backing.write(backing.path + "/2024/03/IMG_1.jpg.xmp", header + #" xmp:Rating="5"><dc:subject><rdf:Bag><rdf:li>sea</rdf:li></rdf:Bag></dc:subject>"# + footer)
+        backing.write(backing.path + "/2024/03/IMG_2.jpg", "jpeg")
+        backing.write(backing.path + "/2024/03/IMG_2.xmp", "<!DOCTYPE x []><x/>")
+        backing.write(backing.path + "/2024/03/orphan.xmp", header + ">" + footer)
+        var sources = FieldSources()
+        sources.recursive = true
+        sources.sidecars = Sidecars([.xmp])
+        let items = try Scanner(sources: sources).scan(directory: backing.path).sorted { $0.name < $1.name }
+        XCTAssertEqual(items.map(\.name.description), ["2024/03/IMG_1.jpg", "2024/03/IMG_2.jpg", "2024/03/orphan.xmp"])
+        XCTAssertEqual(items[0].tags, ["sea"])
+        XCTAssertEqual(items[0].size, 4, "the file's own size")
+        XCTAssertEqual(items[1].problems, ["IMG_2.xmp: a DTD, which XMP never has; ignored"], "one bad sidecar hides nothing")
+        let root = try BackingDirectory(path: backing.path, readingAs: sources)
+        guard case .gone = Scanner(sources: sources).scan(named: ItemName("2024/03/IMG_1.jpg.xmp"), in: root.fd) else {
+            return XCTFail("a sidecar whose file is there is no item")
+        }
+    }
+
+    func testPresetsAndSettings() throws {
+        let photos = try Configuration(parsing: "format = \"darktable\"\n", file: "q", now: .now)
+        XCTAssertEqual(photos.sources.sidecars, Sidecars([.xmp]))
+        XCTAssertTrue(photos.sources.recursive)
+        let archive = try Configuration(parsing: "format = \"archivebox\"\n[fields]\ntitle = [\"name\"]\n", file: "q", now: .now)
+        XCTAssertEqual(archive.sources.payloadNames, ["index.json"])
+        XCTAssertEqual(archive.sources.title, ["name"], "a setting written after the preset is taken over it")
+        XCTAssertThrowsError(try Configuration(parsing: "format = \"evernote\"\n", file: "q", now: .now)) { error in
+            XCTAssertTrue("\(error)".contains("'format' is one of \"hipstapaper\""), "\(error)")
+        }
+        XCTAssertThrowsError(try Configuration(parsing: "sidecars = [\"exif\"]\n", file: "q", now: .now))
+        XCTAssertThrowsError(try Configuration(parsing: "payload = [\"../x\"]\n", file: "q", now: .now))
+    }
+
+    func testTagsAsOneStringAndTimesAsPayloadsWriteThem() {
+        var sources = FieldSources()
+        sources.created = ["bookmarked_date", "timestamp", "upload_date"]
+        sources.tagsMayBeText = true
+        let paths = sources.splitPaths
+        let archive = PayloadFields(payload: .dictionary(["tags": .string("reading, swift,,swift"), "timestamp": .string("1709640000.5")]), paths: paths)
+        XCTAssertEqual(archive.tags, ["reading", "swift"])
+        XCTAssertEqual(archive.created, Timestamp(clampingSecondsSince1970: 1_709_640_000.5))
+        let video = PayloadFields(payload: .dictionary(["upload_date": .string("20240305")]), paths: paths)
+        XCTAssertEqual(video.created, Timestamp(clampingSecondsSince1970: 1_709_596_800), "a yt-dlp day, not 20 million seconds")
+    }
+}
