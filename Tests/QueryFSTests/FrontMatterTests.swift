@@ -141,4 +141,20 @@ final class FrontMatterTests: XCTestCase {
         XCTAssertEqual(note.payload["created"], .date(1_717_507_980))
         XCTAssertEqual(note.payload["updated"], .date(1_717_574_400))
     }
+
+    func testInlineTagsWhereAsked() {
+        let text = """
+            ---
+            tags: [fm]
+            ---
+            # Heading is no tag
+            See #reading and #lang/swift, not page#anchor, not #2024, `#code`, ## also no.
+            ```
+            #fenced
+            ```
+            #fm again and #écriture
+            """
+        XCTAssertEqual(FrontMatterEditor.tags(FrontMatter.parse(Array(text.utf8))), ["fm"], "off unless asked")
+        XCTAssertEqual(FrontMatterEditor.tags(FrontMatter.parse(Array(text.utf8), inlineTags: true)), ["fm", "reading", "lang/swift", "écriture"])
+    }
 }

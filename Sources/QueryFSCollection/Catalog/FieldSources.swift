@@ -16,6 +16,8 @@ package struct FieldSources: Equatable, Sendable {
     /// Tags may be one string of comma-separated tags (ArchiveBox's, set by
     /// its preset); otherwise a string where the list belongs is reported (SPEC §1).
     package var tagsMayBeText = false
+    /// Notes' `#tags` in their text are tags too (`inline-tags = true`, Obsidian's way).
+    package var inlineTags = false
     /// Further `payload.KEY.PATH` values to keep for views that filter or sort on them.
     package var extraKeyPaths: Set<String> = []
     /// Which items are conflict copies (`[conflicts]`).

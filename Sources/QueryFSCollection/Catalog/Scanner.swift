@@ -166,7 +166,7 @@ package struct Scanner: Sendable {
             var problems = [attribute.problem].compactMap { $0 }
             var note = FrontMatter.Parsed()
             switch head {
-            case .success(let bytes): note = FrontMatter.parse(bytes)
+            case .success(let bytes): note = FrontMatter.parse(bytes, inlineTags: sources.inlineTags)
             case .failure(let error): problems.append("cannot read: \(error.message)")
             }
             let fields = note.payload.isEmpty ? PayloadFields() : PayloadFields(payload: .dictionary(note.payload), paths: paths)

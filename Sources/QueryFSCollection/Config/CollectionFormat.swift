@@ -27,6 +27,7 @@ package enum CollectionFormat: String, CaseIterable, Sendable {
             break
         case .obsidian:
             configuration.sources.recursive = true
+            configuration.sources.inlineTags = true
             configuration.sources.extraKeyPaths.formUnion(["status", "aliases"])
         case .archivebox:
             configuration.sources.payloadNames = ["index.json"]

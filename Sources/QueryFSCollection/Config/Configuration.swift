@@ -14,6 +14,7 @@ import QueryFSEngine
 ///     recursive = true                      # items at any depth of subfolders
 ///     payload = ["index.json"]              # the files that make a folder a bundle
 ///     sidecars = ["xmp", "json"]            # X.jpg.xmp / X.xmp, X.info.json / X.json beside a file
+///     inline-tags = true                    # notes' #tags in their text are tags too
 ///     queries = ["tag:swift -archived"]     # saved query/ folders (mkdir/rmdir there)
 ///
 ///     [fields]
@@ -93,6 +94,9 @@ package struct Configuration: Equatable, Sendable {
                 }
                 guard !names.isEmpty else { throw fail("'payload' names at least one file", at: [key], column: valueColumn(of: [key])) }
                 sources.payloadNames = names
+            case "inline-tags":
+                guard let flag = value?.bool else { throw fail("'inline-tags' is true or false", at: [key], column: valueColumn(of: [key])) }
+                sources.inlineTags = flag
             case "sidecars":
                 let names = try Self.strings(value, named: key) { fail($0, at: [key]) }
                 var kinds: [SidecarKind] = []
@@ -124,7 +128,7 @@ package struct Configuration: Equatable, Sendable {
                 if value?.table != nil, layout.header([key]) != nil {
                     throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
                 }
-                throw fail("unknown setting '\(key)' (settings: format, ignore, recursive, payload, sidecars, queries, [views], [fields], [conflicts])", at: [key], column: 1)
+                throw fail("unknown setting '\(key)' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, [views], [fields], [conflicts])", at: [key], column: 1)
             }
         }
         if let fields = table["fields"]?.table {

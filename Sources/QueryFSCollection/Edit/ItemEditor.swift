@@ -420,6 +420,12 @@ struct ItemState {
     }
 
     private mutating func changeTags(_ sources: FieldSources, _ change: (String) -> String??) throws(EditError) {
+        // A tag written in the note's text (`#tag`) is the text's: refused, not silently kept.
+        if sources.inlineTags, let bytes = noteFile,
+           let written = InlineTags.read(FrontMatter.body(Array(bytes.prefix(FrontMatter.Limits.headBytes)))).first(where: { change($0) != nil }),
+           !noteFields(sources).tags.contains(written) {
+            throw EditError(EROFS, "tag '\(written)' is written in the note's text (#\(written)): change it there")
+        }
         // A note's front-matter tags: written back into it, or refused whole, before anything changes.
         let noteTags = noteFields(sources).tags
         if let kept = noteTags.first(where: { change($0) != nil }) {

@@ -49,7 +49,8 @@ package enum FrontMatter {
     private enum Syntax { case yaml, toml }
 
     /// Parses the head of a note (its first `Limits.headBytes` bytes, or all of it).
-    package static func parse(_ head: [UInt8]) -> Parsed {
+    /// `inlineTags`: `#tags` written in the text join the front matter's (`InlineTags`).
+    package static func parse(_ head: [UInt8], inlineTags: Bool = false) -> Parsed {
         var parsed = Parsed()
         var bytes = head[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }  // a byte-order mark
@@ -76,8 +77,23 @@ package enum FrontMatter {
             }
         }
         normalize(&parsed)
+        if inlineTags {
+            let written = InlineTags.read(body)
+            if !written.isEmpty {
+                var tags = FrontMatterEditor.tags(parsed)
+                tags += written.filter { !tags.contains($0) }
+                parsed.payload["tags"] = .array(tags.map(PayloadValue.string))
+            }
+        }
         if parsed.payload["title"] == nil, let heading = firstHeading(body) { parsed.payload["title"] = .string(heading) }
         return parsed
+    }
+
+    /// The text after the front matter (all of `head` when it has none).
+    static func body(_ head: [UInt8]) -> ArraySlice<UInt8> {
+        var bytes = head[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        return split(bytes)?.2 ?? bytes
     }
 
     /// The block between the opening fence (the first line) and the closing

@@ -31,6 +31,7 @@ import QueryFSEngine
     /// meant or is refused; none may trap.
     public static func frontMatter(_ bytes: [UInt8]) {
         let note = FrontMatter.parse(bytes)
+        _ = FrontMatter.parse(bytes, inlineTags: true)
         if !note.payload.isEmpty { _ = PayloadFields(payload: .dictionary(note.payload), paths: FieldSources().splitPaths) }
         let tags = FrontMatterEditor.tags(note)
         let name = ItemName("fuzz.md")

@@ -95,7 +95,7 @@ enum IndexFile {
             writer.integer(sources.conflicts.markers.count)
             for marker in sources.conflicts.markers { writer.string(marker) }
             writer.byte((sources.conflicts.numberedCopies ? 1 : 0) | (sources.conflicts.gitMarkers ? 2 : 0) | (sources.recursive ? 4 : 0)
-                        | (sources.tagsMayBeText ? 8 : 0))
+                        | (sources.tagsMayBeText ? 8 : 0) | (sources.inlineTags ? 16 : 0))
             writer.integer(ignorePatterns.count)
             for pattern in ignorePatterns { writer.string(pattern) }
         }
@@ -128,6 +128,7 @@ enum IndexFile {
             sources.conflicts.gitMarkers = flags & 2 != 0
             sources.recursive = flags & 4 != 0
             sources.tagsMayBeText = flags & 8 != 0
+            sources.inlineTags = flags & 16 != 0
             var identity = Identity(backingPath: path, device: device, inode: inode, sources: sources,
                                     payloadLimit: payloadLimit, version: version)
             for _ in 0..<(try reader.count()) { identity.ignorePatterns.append(try reader.string()) }
