@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 import Dispatch
 import QueryFSEngine
 
@@ -38,11 +39,53 @@ package struct Scanner: Sendable {
         let names = try root.itemNames()
         // Vanished entries leave a nameless placeholder, removed in place: no
         // second array of 100,000 items at the peak.
-        var items = parallelMap(names, threads: threads) { name in
-            scanItem(named: name, in: root.fd) ?? Item(name: ItemName([]), kind: .file)
+        return readAll(names, in: root.fd, threads: threads).compactMap { if case .item(let item) = $0.scan { item } else { nil } }
+    }
+
+    /// Reads every item of `names` (a listing's: those of one folder next to
+    /// each other) on `threads` threads, in order. The names of a folder are
+    /// read from its descriptor, opened beneath BACKING once per run of names
+    /// rather than once per item (`withParent`): at 100,000 notes in 1,000
+    /// folders that is 1,000 openat2 calls, not 100,000. `progress` is told
+    /// each name read (from the reading threads).
+    package func readAll(_ names: [ItemName], in rootFD: Int32, threads: Int = Scanner.defaultThreads,
+                         progress: (@Sendable () -> Void)? = nil) -> [ItemRead] {
+        // Runs of one folder, cut at 256 names so that a flat collection still spreads over every thread.
+        var runs: [Range<Int>] = []
+        var start = 0
+        for index in names.indices where index > start {
+            let a = names[start], b = names[index]
+            if index - start >= 256 || !a.bytes[..<a.lastComponentStart].elementsEqual(b.bytes[..<b.lastComponentStart]) {
+                runs.append(start..<index)
+                start = index
+            }
         }
-        items.removeAll { $0.name.bytes.isEmpty }
-        return items
+        if start < names.count { runs.append(start..<names.count) }
+        let reads = parallelMap(runs, threads: threads, minimumCount: 2) { run -> [ItemRead] in
+            let first = names[run.lowerBound]
+            let folderStart = first.lastComponentStart
+            guard folderStart > 0 else {
+                return run.map { index in
+                    defer { progress?() }
+                    return read(named: names[index], in: rootFD)
+                }
+            }
+            let folderFD = Array(first.bytes[..<(folderStart - 1)]).withCString { qfs_open_beneath(rootFD, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            guard folderFD >= 0 else {
+                // The folder is gone or no folder now: each name says so on its own.
+                return run.map { index in
+                    defer { progress?() }
+                    return read(named: names[index], in: rootFD)
+                }
+            }
+            defer { close(folderFD) }
+            return run.map { index in
+                defer { progress?() }
+                let name = names[index]
+                return read(name, raw: Array(name.bytes[folderStart...]).withCString { readItem($0, in: folderFD) })
+            }
+        }
+        return reads.flatMap { $0 }
     }
 
     package static var defaultThreads: Int { max(1, min(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 8)) }
@@ -88,8 +131,13 @@ package struct Scanner: Sendable {
     /// Reads one item, with its folders and stamp.
     package func read(named name: ItemName, in rootFD: Int32) -> ItemRead {
         guard !name.isHidden else { return ItemRead(scan: .gone) }
+        return read(name, raw: readItem(named: name, in: rootFD))
+    }
+
+    private func read(_ name: ItemName, raw: @autoclosure () -> RawItem) -> ItemRead {
+        guard !name.isHidden else { return ItemRead(scan: .gone) }
         let started = realtimeNanoseconds()
-        let raw = readItem(named: name, in: rootFD)
+        let raw = raw()
         switch raw {
         case .bundle(_, let walk):
             return ItemRead(scan: itemScan(name, raw), directories: walk.subdirectories, stamp: walk.stamp, started: started)
@@ -259,8 +307,9 @@ package struct Scanner: Sendable {
                 // Only regular files are opened to see their lock: opening a
                 // device can act on it (a tape rewinds), and FIFOs hold no data.
                 if respectsLocks, status.isRegularFile, Self.isLockedForReading(cName, in: rootFD) { return .locked }
+                var attribute: (tags: [String], problem: String?)?
                 let head = status.isRegularFile && FrontMatter.isNote(ItemName(Self.bytes(of: cName))) ? Result { () throws(SystemError) in
-                    try DirectoryReader.readHead(cName, in: rootFD, count: FrontMatter.Limits.headBytes)
+                    try DirectoryReader.readHead(cName, in: rootFD, count: FrontMatter.Limits.headBytes) { attribute = ExtendedAttributeTags.read(fd: $0) }
                 } : nil
                 let leaf = Self.bytes(of: cName)
                 var sidecar: SidecarRead?
@@ -269,7 +318,7 @@ package struct Scanner: Sendable {
                     if sources.sidecars.isSidecarShaped(leaf), Self.hasOwner(leaf, in: rootFD, sidecars: sources.sidecars) { return .vanished }
                     if status.isRegularFile { sidecar = SidecarRead.find(for: leaf, in: rootFD, sidecars: sources.sidecars) }
                 }
-                return .file(status, attributeTags: ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head, sidecar: sidecar)
+                return .file(status, attributeTags: attribute ?? ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head, sidecar: sidecar)
             }
             if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD, names: sources.payloadNames) { return .folder }
             var walk = BundleWalk(modified: status.modified, scanner: self)

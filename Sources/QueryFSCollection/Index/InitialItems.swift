@@ -65,14 +65,13 @@ struct InitialItems {
         }()
         // Progress every 256 items read (from the scan's threads; the callee keeps its own pace).
         let readCount = Atomic<Int>(0)
-        let reads = parallelMap(names, threads: Scanner.defaultThreads) { name in
-            let read = coordinated.read(named: name, in: root.fd)
-            if let progress {
+        let total = names.count
+        let reads = coordinated.readAll(names, in: root.fd, progress: progress.map { progress in
+            { @Sendable in
                 let done = readCount.add(1, ordering: .relaxed).newValue
-                if done & 255 == 0 { progress(done, names.count) }
+                if done & 255 == 0 { progress(done, total) }
             }
-            return read
-        }
+        })
         progress?(names.count, names.count)
         for (name, read) in zip(names, reads) {
             switch read.scan {

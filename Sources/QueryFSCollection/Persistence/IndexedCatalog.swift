@@ -64,7 +64,7 @@ package enum IndexedCatalog {
         for (name, entry) in zip(names, kept) {
             if let entry { entries.append(entry) } else { unread.append(name) }
         }
-        let reads = parallelMap(unread, threads: Scanner.defaultThreads) { reader.read(named: $0, in: root.fd) }
+        let reads = reader.readAll(unread, in: root.fd)
         for read in reads {
             if case .item(let item) = read.scan { entries.append(IndexedItem(item: item, stamp: read.settledStamp)) }
         }

@@ -69,13 +69,25 @@ package enum DirectoryReader {
     /// The first `count` bytes (fewer if it is shorter) of the regular file
     /// `name` relative to `dirfd`: opened as `readFile` opens, never a wait.
     static func readHead(_ name: UnsafePointer<CChar>, in dirfd: Int32, count: Int) throws(SystemError) -> [UInt8] {
+        try readHead(name, in: dirfd, count: count) { _ in }
+    }
+
+    /// The same, and `alsoWith` given the open descriptor (a note's tags
+    /// attribute read from it: through a path, lgetxattr resolves /proc's
+    /// link again, 6 % of a scan of 100,000 notes).
+    static func readHead(_ name: UnsafePointer<CChar>, in dirfd: Int32, count: Int, alsoWith: (Int32) -> Void) throws(SystemError) -> [UInt8] {
         let fd = retryingOnEINTR { openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW) }
         guard fd >= 0 else { throw SystemError.current("open") }
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw SystemError.current("stat") }
         guard status.st_mode & S_IFMT == S_IFREG else { throw SystemError(errno: EINVAL, operation: "open", detail: "not a regular file") }
-        var buffer = [UInt8](repeating: 0, count: count)
+        alsoWith(fd)
+        // As large as the file (one byte more, to see it grew), not `count`
+        // zeroed bytes for every small note: that memset was 1.3 % of a scan.
+        let size = min(count, Int(clamping: status.st_size) + 1)
+        var buffer = [UInt8](repeating: 0, count: size)
+        let count = size
         var filled = 0
         while filled < count {
             let read = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { pread(fd, raw.baseAddress! + filled, count - filled, off_t(filled)) } }
