@@ -89,7 +89,7 @@ flat_latency=$("$bench" latency "$mnt" "$flat" --samples "$samples")
 echo "$flat_latency"
 unmount
 
-p99() { echo "$1" | awk -v kind="$2" 'index($0, "  " kind " ") == 1 { for (i = 1; i <= NF; i++) if ($i == "p99") print $(i + 1) }'; }
+p99() { echo "$1" | awk -v kind="$2" 'index($0, "  " kind " ") == 1 { for (i = 1; i <= NF; i++) if ($i == "p99") { print $(i + 1); exit } }'; }
 per_item() { awk -v kb="$1" -v n="$2" 'BEGIN { printf "%.0f", kb * 1024 / n }'; }
 notes_per=$(per_item "$notes_rss" "$notes_items")
 flat_per=$(per_item "$flat_rss" "$flat_items")

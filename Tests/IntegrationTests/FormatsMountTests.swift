@@ -56,6 +56,24 @@ final class FormatsMountTests: MountTestCase {
         corpus.write(fixture.backed("2024/04/IMG_4.jpg"), [0xFF, 0xD8])
         XCTAssertTrue(eventually { self.names("tag/city") == ["0001 IMG_4.jpg"] }, "\(names("tag/city"))")
         XCTAssertTrue(eventually { !self.names("by-name").contains { $0.hasSuffix(".xmp") } }, "the sidecar written first left when its file came: \(names("by-name"))")
+        // Through views: a tag linked in and one removed are one line of the sidecar each; undo gives its bytes back.
+        let sidecar = fixture.backed("2023/07/IMG_1.jpg.xmp")
+        let before = try XCTUnwrap(RawFiles.read(sidecar))
+        XCTAssertEqual(mkdir(fixture.mounted("tag/print"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/2023/07/IMG_1.jpg", fixture.mounted("tag/print/x")), 0, String(cString: strerror(Glibc.errno)))
+        let added = try XCTUnwrap(RawFiles.read(sidecar))
+        XCTAssertEqual(added.count - before.count, "<rdf:li>print</rdf:li>".utf8.count, "one element added: \(added.text)")
+        XCTAssertEqual(unlink(fixture.mounted("tag/family/0001 IMG_1.jpg")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertFalse(RawFiles.read(sidecar)?.text.contains("family") ?? true)
+        XCTAssertEqual(RawFiles.read(fixture.backed("2023/07/IMG_1.jpg")), [0xFF, 0xD8, 0xFF, 0xE0], "the photo is untouched")
+        for _ in 0..<2 { XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0) }
+        XCTAssertEqual(RawFiles.read(sidecar), before, "undone, byte for byte")
+        // A photo without a sidecar gets one, darktable's way; undo removes it again.
+        XCTAssertEqual(symlink("../../bundles/2024/03/IMG_3.jpg", fixture.mounted("tag/print/y")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertNotNil(RawFiles.read(fixture.backed("2024/03/IMG_3.jpg.xmp")))
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertNil(RawFiles.lstat(fixture.backed("2024/03/IMG_3.jpg.xmp")), "undo takes the sidecar it made away")
+
         XCTAssertEqual(unlink(fixture.backed("2023/07/IMG_1.jpg.xmp")), 0)
         XCTAssertTrue(eventually { self.names("tag/family").isEmpty }, "\(names("tag/family"))")
     }

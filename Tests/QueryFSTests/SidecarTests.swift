@@ -111,3 +111,64 @@ final class SidecarTests: XCTestCase {
         XCTAssertEqual(video.created, Timestamp(clampingSecondsSince1970: 1_709_596_800), "a yt-dlp day, not 20 million seconds")
     }
 }
+
+/// Tags written back into XMP sidecars (issue 31): one `<rdf:li>` line,
+/// the rest of the sidecar byte for byte.
+final class XMPSidecarEditorTests: XCTestCase {
+    private let darktable = """
+        <x:xmpmeta xmlns:x="adobe:ns:meta/">
+         <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+          <rdf:Description rdf:about=""
+            xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:lr="http://ns.adobe.com/lightroom/1.0/" xmp:Rating="3"
+            xmlns:xmp="http://ns.adobe.com/xap/1.0/">
+           <dc:subject>
+            <rdf:Bag>
+             <rdf:li>beach</rdf:li>
+             <rdf:li>Tom &amp; Jerry</rdf:li>
+            </rdf:Bag>
+           </dc:subject>
+           <lr:hierarchicalSubject>
+            <rdf:Bag>
+             <rdf:li>places|beach</rdf:li>
+            </rdf:Bag>
+           </lr:hierarchicalSubject>
+          </rdf:Description>
+         </rdf:RDF>
+        </x:xmpmeta>
+
+        """
+
+    private func set(_ tags: [String], in text: String?) throws -> String {
+        String(decoding: try XMPSidecarEditor.settingTags(tags, in: text.map { Array($0.utf8) }), as: UTF8.self)
+    }
+
+    func testATagIsOneLineOfTheList() throws {
+        XCTAssertEqual(try XMPSidecarEditor.tags(Array(darktable.utf8)), ["beach", "Tom & Jerry", "places/beach"], "line breaks between elements are no tags")
+        let added = try set(["beach", "Tom & Jerry", "places/beach", "sea & sun"], in: darktable)
+        XCTAssertEqual(added, darktable.replacingOccurrences(of: "     <rdf:li>Tom &amp; Jerry</rdf:li>\n",
+                                                             with: "     <rdf:li>Tom &amp; Jerry</rdf:li>\n     <rdf:li>sea &amp; sun</rdf:li>\n"))
+        let removed = try set(["Tom & Jerry", "places/beach"], in: darktable)
+        XCTAssertEqual(removed, darktable.replacingOccurrences(of: "     <rdf:li>beach</rdf:li>\n", with: ""))
+        let nested = try set(["beach", "Tom & Jerry", "places/beach", "places/lake"], in: darktable)
+        XCTAssertEqual(nested, darktable.replacingOccurrences(of: "     <rdf:li>places|beach</rdf:li>\n",
+                                                              with: "     <rdf:li>places|beach</rdf:li>\n     <rdf:li>places|lake</rdf:li>\n"),
+                       "a nested tag goes to the hierarchical list, as darktable keeps it")
+        XCTAssertEqual(try set(["beach", "Tom & Jerry"], in: darktable), darktable.replacingOccurrences(of: "     <rdf:li>places|beach</rdf:li>\n", with: ""))
+    }
+
+    func testASidecarIsMadeAndAListIsAdded() throws {
+        let made = try set(["new"], in: nil)
+        XCTAssertEqual(try XMPSidecarEditor.tags(Array(made.utf8)), ["new"])
+        let bare = darktable.replacingOccurrences(of: "dc:subject", with: "dc:title")
+        let added = try set(["new"], in: "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description rdf:about=\"\"></rdf:Description></rdf:RDF></x:xmpmeta>")
+        XCTAssertEqual(try XMPSidecarEditor.tags(Array(added.utf8)), ["new"])
+        XCTAssertTrue(added.contains("xmlns:dc=\"http://purl.org/dc/elements/1.1/\""), "the namespace declared where the document has none")
+        _ = bare
+    }
+
+    func testWhatCannotBeChangedInPlaceIsRefused() {
+        XCTAssertThrowsError(try set(["x"], in: "<!DOCTYPE x []><x/>"))
+        XCTAssertThrowsError(try set(["x"], in: "not xml"))
+        XCTAssertThrowsError(try set(["x"], in: "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>"), "no description to hold tags")
+    }
+}

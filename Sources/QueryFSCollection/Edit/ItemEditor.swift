@@ -116,7 +116,7 @@ package struct ItemEditor: Sendable {
             throw EditError(EIO, "\(error)")
         }
         defer { lock.unlock() }
-        return try body(try ItemState.read(place.name, in: place.folderFD, payloadNames: sources.payloadNames), place)
+        return try body(try ItemState.read(place.name, in: place.folderFD, payloadNames: sources.payloadNames, sidecars: sources.sidecars), place)
     }
 
     /// Writes what changed and journals it; nil if nothing did.
@@ -264,7 +264,7 @@ struct ItemState {
 
     var attributeTags: [String] { attribute.map(ExtendedAttributeTags.parse) ?? [] }
 
-    static func read(_ item: ItemName, in rootFD: Int32, payloadNames: [String]) throws(EditError) -> ItemState {
+    static func read(_ item: ItemName, in rootFD: Int32, payloadNames: [String], sidecars: Sidecars = Sidecars()) throws(EditError) -> ItemState {
         var status = stat()
         guard item.withCString({ fstatat(rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             throw EditError(errno, "\(item): \(String(cString: strerror(errno)))")
@@ -283,6 +283,19 @@ struct ItemState {
                     state.noteName = item
                     state.setNote(bytes)
                 case .failure(let error): throw EditError(error.errno, "\(item): \(error.message)")
+                }
+            } else if status.st_mode & S_IFMT == S_IFREG, sidecars.kinds.contains(.xmp) {
+                // Its XMP sidecar, or the one an edit would make (darktable's name for it).
+                let xmp = Sidecars([.xmp])
+                state.sidecarName = item.bytes + Array(".xmp".utf8)
+                if let found = SidecarRead.find(for: item.bytes, in: rootFD, sidecars: xmp) {
+                    switch found.contents {
+                    case .success(let (bytes, _)):
+                        state.sidecarName = found.name
+                        state.sidecarFile = bytes
+                    case .failure(let error):
+                        throw EditError(error.errno, "\(String(decoding: found.name, as: UTF8.self)): \(error.message)")
+                    }
                 }
             }
             return state
@@ -316,7 +329,8 @@ struct ItemState {
     /// The item's fields, as the scan would read them from this state.
     func item(named name: ItemName, sources: FieldSources) -> Item {
         guard isBundle else {
-            let fields = noteFields(sources)
+            var fields = noteFields(sources)
+            if let sidecarFile, let payload = try? XMPSidecar.read(sidecarFile) { fields = PayloadFields(payload: payload, paths: sources.splitPaths) }
             return Item(name: name, kind: .file, title: fields.title, archived: fields.archived,
                         tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: attributeTags), url: fields.url)
         }
@@ -340,6 +354,10 @@ struct ItemState {
                 } else {
                     try editDocument { (document) throws(EditError) in try document.append(.string(tag), toArrayAt: path) }
                 }
+            } else if sidecarName != nil,
+                      let written = try? XMPSidecarEditor.settingTags((sidecarFile.flatMap { try? XMPSidecarEditor.tags($0) } ?? []) + [tag], in: sidecarFile) {
+                // A photo's tag goes into its XMP sidecar (made if it has none).
+                sidecarFile = written
             } else if let name = Optional(noteName), let written = try? editNote({ (note) throws(FrontMatterError) in
                 try FrontMatterEditor.settingTags(FrontMatterEditor.tags(FrontMatter.parse(Array(note.prefix(FrontMatter.Limits.headBytes)))) + [tag],
                                                   in: note, name: name)
@@ -426,6 +444,17 @@ struct ItemState {
            !noteFields(sources).tags.contains(written) {
             throw EditError(EROFS, "tag '\(written)' is written in the note's text (#\(written)): change it there")
         }
+        // A sidecar's tags: written back into it, or refused whole.
+        if sidecarName != nil, let bytes = sidecarFile, let sidecarTags = try? XMPSidecarEditor.tags(bytes),
+           let kept = sidecarTags.first(where: { change($0) != nil }) {
+            var seen = Set<String>()
+            let changed = sidecarTags.compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
+            do throws(FrontMatterError) {
+                sidecarFile = try XMPSidecarEditor.settingTags(changed, in: bytes)
+            } catch {
+                throw EditError(EROFS, "tag '\(kept)' is in the sidecar \(String(decoding: sidecarName ?? [], as: UTF8.self)), which this edit cannot change (\(error.message))")
+            }
+        }
         // A note's front-matter tags: written back into it, or refused whole, before anything changes.
         let noteTags = noteFields(sources).tags
         if let kept = noteTags.first(where: { change($0) != nil }) {
@@ -459,6 +488,14 @@ struct ItemState {
         let changed = tags.compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
         if changed != tags { setAttribute(changed) }
     }
+
+    /// The XMP sidecar's name beside the file, and its bytes (nil: none yet; an edit makes it).
+    var sidecarName: [UInt8]?
+    var sidecarFile: [UInt8]?
+
+    /// How the journal names a sidecar's file.
+    static let sidecarJournalPrefix = "sidecar:"
+    static func journalName(ofSidecar name: [UInt8]) -> String { sidecarJournalPrefix + String(decoding: name, as: UTF8.self) }
 
     /// The note's name for `FrontMatterEditor` (its extension says whether a block may be made).
     var noteName = ItemName("note.md")
@@ -503,6 +540,7 @@ struct ItemState {
     /// What `name` holds in this state: the payload file's bytes, or the attribute's.
     func contents(of name: String) -> [UInt8]? {
         if name == EditJournal.itemFile { return noteFile }
+        if let sidecarName, name == Self.journalName(ofSidecar: sidecarName) { return sidecarFile }
         return name == EditJournal.attributeFile ? attribute : (name == payloadName ? payloadFile : nil)
     }
 
@@ -516,6 +554,10 @@ struct ItemState {
             setNote(bytes)
             return
         }
+        if let sidecarName, name == Self.journalName(ofSidecar: sidecarName) {
+            sidecarFile = bytes
+            return
+        }
         payloadName = name
         payloadFile = bytes
         payload = bytes.flatMap { try? PayloadDocuments.open($0, fileName: name) }
@@ -527,6 +569,7 @@ struct ItemState {
         if payloadFile != other.payloadFile || payloadName != other.payloadName { files.append(other.payloadName) }
         if attribute != other.attribute { files.append(EditJournal.attributeFile) }
         if noteFile != other.noteFile { files.append(EditJournal.itemFile) }
+        if let sidecarName = other.sidecarName, sidecarFile != other.sidecarFile { files.append(Self.journalName(ofSidecar: sidecarName)) }
         return files
     }
 
@@ -551,6 +594,19 @@ struct ItemState {
                 throw EditError(error.errno, "\(item): \(error.message)")
             }
         }
+        if let sidecarName, files.contains(Self.journalName(ofSidecar: sidecarName)) {
+            do throws(SystemError) {
+                if let bytes = sidecarFile {
+                    try AtomicFile.replace(sidecarName, in: rootFD, with: bytes, keepingAttributes: true)
+                } else if sidecarName.withCString({ unlinkat(rootFD, $0, 0) }) != 0, errno != ENOENT {
+                    throw SystemError.current("unlink")
+                } else {
+                    try AtomicFile.syncFolder(rootFD, path: String(decoding: sidecarName, as: UTF8.self))
+                }
+            } catch {
+                throw EditError(error.errno, "\(String(decoding: sidecarName, as: UTF8.self)): \(error.message)")
+            }
+        }
         if files.contains(EditJournal.attributeFile) {
             let result = item.withCString { name in
                 attribute.map { bytes in
@@ -562,7 +618,8 @@ struct ItemState {
             }
             try Self.syncAttributes(of: item, in: rootFD)
         }
-        guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile && $0 != EditJournal.itemFile }) else { return }
+        guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile && $0 != EditJournal.itemFile && !$0.hasPrefix(Self.sidecarJournalPrefix) })
+        else { return }
         let fd = item.withCString { DirectoryReader.openDirectory($0, in: rootFD) }
         guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

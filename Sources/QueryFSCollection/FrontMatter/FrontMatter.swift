@@ -198,11 +198,14 @@ struct FrontMatterError: Error {
 
 extension String {
     /// The string without `characters` at either end.
+    /// By Unicode scalars: "\r\n" is one Character, so a set of Characters
+    /// would keep a lone "\n" that `characters` names.
     func trimming(_ characters: String) -> String {
-        let set = Set(characters)
-        guard let start = firstIndex(where: { !set.contains($0) }) else { return "" }
-        let end = lastIndex(where: { !set.contains($0) })!
-        return String(self[start...end])
+        let set = Set(characters.unicodeScalars)
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { !set.contains($0) }) else { return "" }
+        let end = scalars.lastIndex(where: { !set.contains($0) })!
+        return String(scalars[start...end])
     }
 }
 
