@@ -14,8 +14,12 @@ struct ViewSelection {
 
     init(_ text: String) throws(CollectionError) {
         let components = text.split(separator: "/").map(String.init)
-        let isTagFolder = components.count == 2 && components[0] == ViewDefinition.tagFolder
-        if isTagFolder || ViewDefinition.builtIn.contains(where: { $0.path == components }) {
+        if components.count >= 2, components[0] == ViewDefinition.tagFolder {
+            // `tag/a/b`: the folder of the nested tag `a/b`.
+            (path, self.query, payloadKeyPaths) = ([ViewDefinition.tagFolder, components.dropFirst().joined(separator: "/")], nil, [])
+            return
+        }
+        if ViewDefinition.builtIn.contains(where: { $0.path == components }) {
             (path, self.query, payloadKeyPaths) = (components, nil, [])
             return
         }

@@ -41,7 +41,11 @@ final class FormatsMountTests: MountTestCase {
         XCTAssertEqual(names("by-name"), ["0001 broken.jpg", "0002 IMG_1.jpg", "0003 IMG_2.cr2", "0004 IMG_3.jpg"], "no sidecar is an item")
         XCTAssertEqual(names("tag/beach"), ["0001 IMG_2.cr2", "0002 IMG_1.jpg"])
         XCTAssertEqual(names("tag/family"), ["0001 IMG_1.jpg"])
-        XCTAssertEqual(names("tag").filter { $0.hasPrefix("places") }, ["places∕beach"])
+        XCTAssertEqual(names("tag").filter { $0.hasPrefix("places") }, ["places"])
+        XCTAssertEqual(names("tag/places"), ["0001 IMG_1.jpg", "beach"], "a nested tag's folder in its parent's, beside the parent's entries")
+        XCTAssertEqual(names("tag/places/beach"), ["0001 IMG_1.jpg"])
+        XCTAssertEqual(RawFiles.readlink(Array(fixture.mounted("tag/places/beach/0001 IMG_1.jpg").utf8))?.text, "../../../bundles/2023/07/IMG_1.jpg")
+        XCTAssertEqual(RawFiles.read(fixture.mounted("tag/places/beach/0001 IMG_1.jpg")), [0xFF, 0xD8, 0xFF, 0xE0])
         XCTAssertEqual(names("query/payload.rating>=3"), ["0001 IMG_1.jpg"])
         XCTAssertTrue(QueryfsBinary.run(["status", fixture.mountPoint]).stdoutText.contains("a DTD, which XMP never has"))
 

@@ -95,4 +95,30 @@ final class RecursiveNotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(alpha), before, "undone, byte for byte")
         XCTAssertEqual(git(["diff", "--numstat", "--", "inbox"]).stdoutText, "", "nothing left changed")
     }
+
+    /// Nested tags (`lang/swift`) are nested folders: `tag/lang/swift/`, whose
+    /// items are in `tag/lang/` too, beside `tag/lang/`'s own entries.
+    func testNestedTagsAreNestedFolders() throws {
+        fixture = MountedFixture(corpus: Self.vault)
+        try fixture.mount()
+        XCTAssertEqual(names("tag/lang"), ["0001 Alpha.md", "swift"])
+        XCTAssertEqual(names("tag/lang/swift"), ["0001 Alpha.md"])
+        XCTAssertEqual(target("tag/lang/swift", endingWith: " Alpha.md"), "../../../bundles/inbox/alpha.md")
+        XCTAssertFalse(names("tag").contains { $0.contains("swift") && $0 != "swift" }, "no flattened name: \(names("tag"))")
+        let views = QueryfsBinary.run(["views", fixture.mountPoint]).stdoutText
+        XCTAssertTrue(views.contains("tag/lang\t1\n") && views.contains("tag/lang/swift\t1\n"), views)
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "tag/lang/swift", "--no-index"]).stdoutText, "0001 Alpha.md\n")
+        // mkdir in a tag's folder makes a nested tag; a link into it tags the note with it.
+        XCTAssertEqual(mkdir(fixture.mounted("tag/lang/rust"), 0o755), 0)
+        XCTAssertEqual(names("tag/lang"), ["0001 Alpha.md", "rust", "swift"])
+        XCTAssertEqual(symlink("../../../bundles/projects/2024/bravo.md", fixture.mounted("tag/lang/rust/x")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertTrue(RawFiles.read(fixture.backed("projects/2024/bravo.md"))?.text.contains("\"lang/rust\"") ?? false)
+        XCTAssertEqual(names("tag/lang/rust"), ["0001 Bravo.md"])
+        XCTAssertEqual(rmdir(fixture.mounted("tag/lang/rust")), -1, "not while a note carries it")
+        // rm in a tag's folder: the note leaves it, with the tags nested under it.
+        let alpha = try XCTUnwrap(names("tag/lang").first { $0.hasSuffix(" Alpha.md") })
+        XCTAssertEqual(unlink(fixture.mounted("tag/lang/" + alpha)), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("inbox/alpha.md"))?.text, "---\ntitle: Alpha\ntags: [swift]\n---\nBody\n")
+        XCTAssertTrue(eventually { self.names("tag/lang") == ["0001 Bravo.md", "rust"] }, "\(names("tag/lang"))")
+    }
 }

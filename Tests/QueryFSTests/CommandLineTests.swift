@@ -101,7 +101,9 @@ final class CommandLineTests: FixtureTestCase {
             "0001 Item 2.hpwebsite", "0002 Item 7.hpwebsite", "0003 Item 10.hpwebsite", "0004 notes.txt",
         ])
         XCTAssertEqual(try run(["ls", backing, "archived/"]).lines, ["0001 item 07.hpwebsite"])
-        XCTAssertEqual(try run(["ls", backing, "tag/rock∕metal"]).lines, ["0001 item 07.hpwebsite", "0002 Item 10.hpwebsite"])
+        XCTAssertEqual(try run(["ls", backing, "tag/rock∕metal"]).lines, ["0001 item 07.hpwebsite"], "the division slash is part of a name")
+        XCTAssertEqual(try run(["ls", backing, "tag/rock/metal"]).lines, ["0001 Item 10.hpwebsite"], "a nested tag's folder")
+        XCTAssertEqual(try run(["ls", backing, "tag/rock"]).lines, ["0001 Item 10.hpwebsite"], "and the folder above it")
         XCTAssertEqual(try run(["ls", backing, "tag/Work"]).lines, ["0001 Item 10.hpwebsite"])
         XCTAssertEqual(try run(["ls", backing, "tag/work"]).lines, ["0001 Item 7.hpwebsite"])
         // Every view agrees with the engine.
@@ -122,8 +124,10 @@ final class CommandLineTests: FixtureTestCase {
         ])
         XCTAssertEqual(try run(["ls", backing, "tag/rock∕metal", "--long"]).lines, [
             "0001 item 07.hpwebsite\t../../bundles/B2.hpwebsite",
-            "0002 Item 10.hpwebsite\t../../bundles/A1.hpwebsite",
         ])
+        XCTAssertEqual(try run(["ls", backing, "tag/rock/metal", "--long"]).lines, [
+            "0001 Item 10.hpwebsite\t../../../bundles/A1.hpwebsite",
+        ], "three levels down")
         XCTAssertEqual(try run(["ls", "--long", "--absolute-links", "/mnt/reading", backing, "tag/work"]).lines, [
             "0001 Item 7.hpwebsite\t/mnt/reading/bundles/C3.hpwebsite",
         ])
@@ -169,7 +173,7 @@ final class CommandLineTests: FixtureTestCase {
         XCTAssertEqual(result.status, 0)
         XCTAssertEqual(result.lines, [
             "by-name\t5", "by-modified\t5", "by-created\t5", "unarchived\t4", "archived\t1", "conflicts\t0",
-            "tag/Work\t1", "tag/rock∕metal\t2", "tag/work\t1",
+            "tag/Work\t1", "tag/rock\t1", "tag/rock/metal\t1", "tag/rock∕metal\t1", "tag/work\t1",
         ])
     }
 
@@ -222,7 +226,7 @@ final class CommandLineTests: FixtureTestCase {
         let lines = result.lines
         XCTAssertTrue(lines.contains("items: 8 (7 bundles, 1 plain files)"), "\(lines)")
         XCTAssertTrue(lines.contains("archived: 1, unarchived: 7"), "\(lines)")
-        XCTAssertTrue(lines.contains("tags: 3"), "\(lines)")
+        XCTAssertTrue(lines.contains("tags: 5"), "tag folders, nested ones too: \(lines)")
         XCTAssertTrue(lines.contains("payload problems: 3 items"), "\(lines)")
         let problems = lines.filter { $0.hasPrefix("  ") }
         XCTAssertEqual(problems.count, 3, "\(lines)")
@@ -244,7 +248,7 @@ final class CommandLineTests: FixtureTestCase {
         makeReadingList()
         try assertFailure(["ls", backing, "by-title"], mentions: "by-title")
         try assertFailure(["ls", backing, "tag/nobody"], mentions: "tag/nobody")
-        try assertFailure(["ls", backing, "tag/rock/metal"])
+        try assertFailure(["ls", backing, "tag/rock/nothing"])
         try assertFailure(["ls", backing, "tag"])
         try assertFailure(["ls", backing, "bundles"])
     }

@@ -95,7 +95,7 @@ final class IndexFileTests: XCTestCase {
             XCTAssertThrowsError(try decode(IndexFileProbe.sample(items, viewOrders: orders)), "\(bad)")
         }
         // A tag folder no tag could name would become a folder of the mount.
-        for folder in ["", "..", "a/b"] {
+        for folder in ["", "..", "a//b", "/a", "a/../b"] {
             var orders = StoredViewOrders()
             orders.tags = [folder: [0]]
             XCTAssertThrowsError(try decode(IndexFileProbe.sample(items, viewOrders: orders)), folder)

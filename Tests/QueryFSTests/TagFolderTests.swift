@@ -7,17 +7,20 @@ import XCTest
 /// SPEC §2 `tag/<tag>/`: one folder per tag in use, named as a sanitized
 /// title; case-sensitive; empty, `.` and `..` have none; tags that sanitize
 /// alike share one; newest first; present only while some item has the tag.
+/// A nested tag `a/b` is the folder `tag/a/b/`, and its items are in `tag/a/` too (issue 31).
 final class TagFolderTests: FixtureTestCase {
     func testFolderNamesAreSanitizedTags() {
         XCTAssertEqual(EntryNaming.tagFolderName("swift"), "swift")
         XCTAssertEqual(EntryNaming.tagFolderName("Tag Number 4"), "Tag Number 4")
-        XCTAssertEqual(EntryNaming.tagFolderName("rock/metal"), "rock∕metal")
+        XCTAssertEqual(EntryNaming.tagFolderName("rock/metal"), "rock/metal", "a nested tag: tag/rock/metal/")
+        XCTAssertEqual(EntryNaming.tagFolderName("/rock//metal/"), "rock/metal", "empty parts dropped")
+        XCTAssertEqual(EntryNaming.tagFolderNames("a/b/c"), ["a/b/c", "a/b", "a"], "an item of a/b/c is in every folder above it")
         XCTAssertEqual(EntryNaming.tagFolderName("  padded\t"), "padded")
         XCTAssertEqual(EntryNaming.tagFolderName("line\nbreak"), "line break")
         XCTAssertEqual(EntryNaming.tagFolderName("日本語"), "日本語")
         XCTAssertEqual(EntryNaming.tagFolderName("..."), "...")
         XCTAssertEqual(EntryNaming.tagFolderName(".hidden"), ".hidden")   // only `.` and `..` are dropped
-        XCTAssertEqual(EntryNaming.tagFolderName("a/../b"), "a∕..∕b")
+        XCTAssertNil(EntryNaming.tagFolderName("a/../b"), "a part `..` would leave tag/: no folder")
     }
 
     func testTagsThatSanitizeToNothingOrDotsHaveNoFolder() {
@@ -55,15 +58,18 @@ final class TagFolderTests: FixtureTestCase {
             makeItem("padded", title: "Padded", tags: [" rock/metal "], modified: 3),
             makeItem("other", title: "Other", tags: ["rock"], modified: 4),
         ]
-        XCTAssertEqual(ViewSet.tagFolders(of: items), ["rock", "rock∕metal"])
-        let view = ViewSet().view(at: "tag/rock∕metal", over: items)
-        XCTAssertEqual(view?.path, ["tag", "rock∕metal"])
-        XCTAssertEqual(view.map { entryNames($0, items) }, ["0001 Padded", "0002 Division", "0003 Slash"])
+        XCTAssertEqual(ViewSet.tagFolders(of: items), ["rock", "rock/metal", "rock∕metal"])
+        let nested = ViewSet().view(at: "tag/rock/metal", over: items)
+        XCTAssertEqual(nested?.path, ["tag", "rock/metal"])
+        XCTAssertEqual(nested.map { entryNames($0, items) }, ["0001 Padded", "0002 Slash"], "` rock/metal ` and `rock/metal` sanitize alike")
+        XCTAssertEqual(nested?.entries(of: items).first?.targetString, "../../../bundles/padded", "three levels down")
+        XCTAssertEqual(ViewSet().view(at: "tag/rock", over: items).map { entryNames($0, items) }, ["0001 Other", "0002 Padded", "0003 Slash"],
+                       "the items of a nested tag are in the folder above it")
+        XCTAssertEqual(ViewSet().view(at: "tag/rock∕metal", over: items).map { entryNames($0, items) }, ["0001 Division"],
+                       "the division slash is a character of a name, not a level")
         // An item with two tags that merge is listed once.
-        let both = [makeItem("both", tags: ["a/b", "a∕b"])]
-        XCTAssertEqual(ViewSet().view(at: "tag/a∕b", over: both).map { itemNames($0, both) }, ["both"])
-        // The raw `/` spelling is not a folder path.
-        XCTAssertNil(ViewSet().view(at: "tag/rock/metal", over: items))
+        let both = [makeItem("both", tags: ["a/b", " a/b"])]
+        XCTAssertEqual(ViewSet().view(at: "tag/a/b", over: both).map { itemNames($0, both) }, ["both"])
     }
 
     func testTagViewsAreNewestModifiedFirstWithTiesByName() {
@@ -106,10 +112,11 @@ final class TagFolderTests: FixtureTestCase {
         hipstapaper("two.hpwebsite", title: "two", tags: ["work", "rock∕metal", ""], mtime: 200)
         hipstapaper("three.hpwebsite", title: "three", tags: [], mtime: 300)
         let catalog = try catalog()
-        XCTAssertEqual(catalog.views.map(\.pathString).filter { $0.hasPrefix("tag/") }, ["tag/Work", "tag/rock∕metal", "tag/work"])
-        let merged = try XCTUnwrap(catalog.view(at: "tag/rock∕metal"))
-        XCTAssertEqual(catalog.entries(of: merged).map(\.nameString), ["0001 two.hpwebsite", "0002 one.hpwebsite"])
-        XCTAssertEqual(catalog.entries(of: merged).map(\.targetString), ["../../bundles/two.hpwebsite", "../../bundles/one.hpwebsite"])
+        XCTAssertEqual(catalog.views.map(\.pathString).filter { $0.hasPrefix("tag/") }, ["tag/Work", "tag/rock", "tag/rock/metal", "tag/rock∕metal", "tag/work"])
+        let nested = try XCTUnwrap(catalog.view(at: "tag/rock/metal"))
+        XCTAssertEqual(catalog.entries(of: nested).map(\.nameString), ["0001 one.hpwebsite"])
+        XCTAssertEqual(catalog.entries(of: nested).map(\.targetString), ["../../../bundles/one.hpwebsite"])
+        XCTAssertEqual(try listing("tag/rock∕metal"), ["0001 two.hpwebsite"])
         XCTAssertEqual(try listing("tag/Work"), ["0001 one.hpwebsite"])
         XCTAssertEqual(try listing("tag/work"), ["0001 two.hpwebsite"])
         XCTAssertNil(catalog.view(at: "tag/."))

@@ -368,7 +368,7 @@ struct ItemState {
                 setAttribute(attributeTags + [tag])
             }
         case .removeTag(let tag): try changeTags(sources) { $0 == tag ? .some(nil) : nil }
-        case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderName($0) == folder ? .some(nil) : nil }
+        case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderNames($0).contains(folder) ? .some(nil) : nil }
         case .renameTagFolder(let folder, let newTag):
             var kept = self.item(named: item, sources: sources).tags.contains(newTag)
             try changeTags(sources) { tag in

@@ -140,7 +140,7 @@ package final class LiveIndex {
         // Group by tag folder first: one pass over the items, not one per tag.
         var members: [String: [Int]] = [:]
         for (index, item) in items.enumerated() {
-            for folder in Set(item.tags.compactMap(EntryNaming.tagFolderName)) { members[folder, default: []].append(index) }
+            for folder in Set(item.tags.flatMap(EntryNaming.tagFolderNames)) { members[folder, default: []].append(index) }
         }
         items.withUnsafeBufferPointer { buffer in
             for (folder, var indexes) in members {
@@ -303,7 +303,7 @@ package final class LiveIndex {
         var foldersOfRecord: [ObjectIdentifier: Set<String>] = [:]
         for (old, new) in changed {
             for placed in [old, new].compactMap({ $0 }) {
-                foldersOfRecord[ObjectIdentifier(placed.record)] = Set(placed.item.tags.compactMap(EntryNaming.tagFolderName))
+                foldersOfRecord[ObjectIdentifier(placed.record)] = Set(placed.item.tags.flatMap(EntryNaming.tagFolderNames))
             }
         }
         for folder in foldersOfRecord.values.reduce(into: Set<String>(), { $0.formUnion($1) })

@@ -128,13 +128,32 @@ package enum EntryNaming {
         return Array(bytes[..<end])
     }
 
-    /// The folder name of a tag under `tag/`, or nil when the tag has no
-    /// folder (empty, `.` or `..` once sanitized).
+    /// The folder of a tag under `tag/`, or nil when the tag has no folder
+    /// (empty, `.` or `..` once sanitized). A nested tag `a/b` (Obsidian's,
+    /// digiKam's hierarchies) is the folder `a/b`: `tag/a/b/`, each part
+    /// sanitized as a name (empty parts dropped: `a//b/` is `a/b`).
     package static func tagFolderName(_ tag: String) -> String? {
-        let sanitized = sanitize(tag)
-        let cut = String(decoding: prefixOfWholeScalars(Array(sanitized.utf8), fitting: maximumNameLength), as: UTF8.self)
-        if cut.isEmpty || cut == "." || cut == ".." { return nil }
-        return cut
+        var parts: [String] = []
+        for part in tag.split(separator: "/", omittingEmptySubsequences: true) {
+            let sanitized = sanitize(String(part))
+            let cut = String(decoding: prefixOfWholeScalars(Array(sanitized.utf8), fitting: maximumNameLength), as: UTF8.self)
+            if cut.isEmpty || cut == "." || cut == ".." { return nil }
+            parts.append(cut)
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "/")
+    }
+
+    /// Every tag folder an item with `tag` is in: the tag's own and, for a
+    /// nested tag, each folder above it (an item of `a/b` is in `tag/a/` too).
+    package static func tagFolderNames(_ tag: String) -> [String] {
+        guard let folder = tagFolderName(tag) else { return [] }
+        var names = [folder]
+        var path = Substring(folder)
+        while let slash = path.lastIndex(of: "/") {
+            path = path[..<slash]
+            names.append(String(path))
+        }
+        return names
     }
 }
 

@@ -39,7 +39,7 @@ package enum FieldEdit: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .addTag(let tag): if !item.tags.contains(tag) { item.tags.append(tag) }
         case .removeTag(let tag): item.tags.removeAll { $0 == tag }
-        case .removeTagFolder(let folder): item.tags.removeAll { EntryNaming.tagFolderName($0) == folder }
+        case .removeTagFolder(let folder): item.tags.removeAll { EntryNaming.tagFolderNames($0).contains(folder) }
         case .renameTagFolder(let folder, let to):
             var seen = Set<String>()
             item.tags = item.tags.map { EntryNaming.tagFolderName($0) == folder ? to : $0 }.filter { seen.insert($0).inserted }

@@ -58,7 +58,7 @@ package indirect enum Predicate: Equatable, Sendable {
             default: return false
             }
         case .hasTagFolder(let folder):
-            return item.tags.contains { EntryNaming.tagFolderName($0) == folder }
+            return item.tags.contains { EntryNaming.tagFolderNames($0).contains(folder) }
         }
     }
 

@@ -35,7 +35,8 @@ package struct ViewDefinition: Equatable, Sendable {
     package var pathString: String { path.joined(separator: "/") }
 
     /// How many folders below the mount root the view's entries live.
-    package var depth: Int { path.count }
+    /// Levels below the mount's root (a nested tag's folder `a/b` is `tag/a/b/`: three).
+    package var depth: Int { path.reduce(0) { $0 + $1.split(separator: "/").count } }
 
     package static let byName = ViewDefinition(path: ["by-name"], filter: .all, order: .titleNatural)
     package static let byModified = ViewDefinition(path: ["by-modified"], filter: .all, order: .newestModifiedFirst)

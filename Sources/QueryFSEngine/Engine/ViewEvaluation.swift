@@ -58,7 +58,7 @@ package struct ViewSet: Sendable {
         var folders = Set<String>()
         for item in items {
             for tag in item.tags {
-                if let folder = EntryNaming.tagFolderName(tag) { folders.insert(folder) }
+                folders.formUnion(EntryNaming.tagFolderNames(tag))
             }
         }
         return folders.sorted { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 }
@@ -74,9 +74,10 @@ package struct ViewSet: Sendable {
     package func view(at path: String, over items: [Item]) -> ViewDefinition? {
         let components = path.split(separator: "/").map(String.init)
         if let view = fixed.first(where: { $0.path == components }) { return view }
-        if components.count == 2, components[0] == ViewDefinition.tagFolder,
-           Self.tagFolders(of: items).contains(components[1]) {
-            return .tag(folder: components[1])
+        // `tag/a/b`: the folder of the nested tag `a/b`.
+        if components.count >= 2, components[0] == ViewDefinition.tagFolder {
+            let folder = components.dropFirst().joined(separator: "/")
+            if Self.tagFolders(of: items).contains(folder) { return .tag(folder: folder) }
         }
         return nil
     }

@@ -46,18 +46,24 @@ struct KernelCacheInvalidator {
                 invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)
                 if replaying { events.append(replayStep(folder: folder, old: old, change: change, bound: bound)) }
             case .removed(let folder, let change):
-                if replaying, let parent = filesystem.parentID(ofFolderAt: change.path) {
-                    events.append(.folder(parent: parent, parentPath: Array(change.path.dropLast()), name: change.path.last!,
+                let place = QueryFilesystem.mountPath(of: change.path)
+                let parent = filesystem.parentID(ofFolderAt: change.path)
+                if replaying, let parent {
+                    events.append(.folder(parent: parent, parentPath: Array(place.dropLast()), name: place.last!,
                                           entry: folderEntry(folder), made: false))
                 }
-                invalidateEntry(parent: NodeID.tagRoot, name: Array(change.path[1].utf8))
-                invalidateInode(NodeID.tagRoot)
+                // A nested tag's folder: its name in its parent tag's folder.
+                invalidateEntry(parent: parent ?? NodeID.tagRoot, name: Array(place.last!.utf8))
+                invalidateInode(parent ?? NodeID.tagRoot)
             case .replaced(let folder, nil, let change):
                 invalidateListing(of: folder)
-                if replaying, let parent = filesystem.parentID(ofFolderAt: change.path) {
-                    events.append(.folder(parent: parent, parentPath: Array(change.path.dropLast()), name: change.path.last!,
+                let place = QueryFilesystem.mountPath(of: change.path)
+                let parent = filesystem.parentID(ofFolderAt: change.path)
+                if replaying, let parent {
+                    events.append(.folder(parent: parent, parentPath: Array(place.dropLast()), name: place.last!,
                                           entry: folderEntry(folder), made: true))
                 }
+                if let parent, parent != NodeID.tagRoot, folder.tagFolderName != nil { invalidateInode(parent) }
             case .replaced(let folder, let old?, let change):
                 invalidateListing(of: folder)
                 invalidateRenamedEntries(of: folder, old: old, new: folder.listing, change: change)

@@ -44,7 +44,8 @@ package enum MountedViews {
         for path in [mountPoint + "/" + view, mountPoint + "/" + ViewDefinition.queryFolder + "/" + view] {
             let fd = DirectoryReader.openForReading(path)
             guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { continue }
-            return entries.map { entry in
+            // A tag folder holds its nested tags' folders too: entries are the links.
+            return entries.filter { $0.type != UInt8(DT_DIR) }.map { entry in
                 guard withTargets else { return (entry.name, []) }
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 let full = Array((path + "/").utf8) + entry.name + [0]
@@ -67,9 +68,14 @@ package enum MountedViews {
             let fd = DirectoryReader.openForReading(mountPoint + "/" + relative)
             guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd) else { return }
             // A folder of folders (tag/, query/, a group) is walked; a view holds symlinks.
+            // A tag's folder is a view, and holds the folders of the tags nested under it.
+            if relative.hasPrefix(ViewDefinition.tagFolder + "/") {
+                result.append((relative, entries.count { $0.type != UInt8(DT_DIR) }))
+            }
             let container = depth == 0 || relative == ViewDefinition.tagFolder || relative == ViewDefinition.queryFolder
                 || entries.contains { $0.type == UInt8(DT_DIR) }
             guard container else {
+                if relative.hasPrefix(ViewDefinition.tagFolder + "/") { return }
                 result.append((relative, entries.count))
                 return
             }

@@ -177,8 +177,25 @@ package final class QueryFilesystem: @unchecked Sendable {
     func parentID(ofFolderAt path: [String]) -> UInt64? {
         if path.count == 1 { return NodeID.root }
         if path.count == 2, path[0] == ViewDefinition.queryFolder { return NodeID.queryRoot }
-        if path.count == 2, path[0] == ViewDefinition.tagFolder { return NodeID.tagRoot }
+        if path.count == 2, path[0] == ViewDefinition.tagFolder {
+            // A nested tag's folder lies in its parent tag's folder.
+            guard let slash = path[1].lastIndex(of: "/") else { return NodeID.tagRoot }
+            return folders.folder(path: [ViewDefinition.tagFolder, String(path[1][..<slash])])?.id
+        }
         return folders.folder(path: Array(path.dropLast()))?.id
+    }
+
+    /// Where a folder lies below the mount's root, component by component
+    /// (a nested tag's folder `["tag", "a/b"]` is `tag/a/b`).
+    static func mountPath(of path: [String]) -> [String] {
+        guard path.count == 2, path[0] == ViewDefinition.tagFolder else { return path }
+        return [ViewDefinition.tagFolder] + path[1].split(separator: "/").map(String.init)
+    }
+
+    /// The folder at a path below the mount's root (`tag/a/b` is the tag folder `["tag", "a/b"]`).
+    static func folderPath(ofMountPath path: [String]) -> [String] {
+        guard path.count > 2, path[0] == ViewDefinition.tagFolder else { return path }
+        return [ViewDefinition.tagFolder, path.dropFirst().joined(separator: "/")]
     }
 
     /// Paths of the fixed views, in root listing order (read once: handlers

@@ -196,7 +196,7 @@ extension QueryFilesystem {
                 return nil
             }
         } else {
-            resolved = folder.path.map { Array($0.utf8) }
+            resolved = QueryFilesystem.mountPath(of: folder.path).map { Array($0.utf8) }
         }
         for part in parts {
             if part == [UInt8(ascii: ".")] { continue }
@@ -208,7 +208,7 @@ extension QueryFilesystem {
             }
         }
         if resolved.count >= 2, resolved[0] == Array(Self.bundlesName.utf8) { return item(inPath: Array(resolved.dropFirst())) }
-        guard resolved.count >= 2, let view = folders.folder(path: resolved.dropLast().map { String(decoding: $0, as: UTF8.self) }),
+        guard resolved.count >= 2, let view = folders.folder(path: QueryFilesystem.folderPath(ofMountPath: resolved.dropLast().map { String(decoding: $0, as: UTF8.self) })),
               !view.isGroup else { return nil }
         let listing = view.listing
         return resolved.last!.withUnsafeBufferPointer { listing.index(ofEntryNamed: $0) }.map { listing.records[$0].name }
@@ -246,7 +246,7 @@ extension QueryFilesystem {
     /// `rmdir tag/<name>`: only an empty one (ENOTEMPTY while items carry the tag).
     func tagRmdir(_ request: fuse_req_t?, name: String) {
         guard let folder = folders.folder(path: [ViewDefinition.tagFolder, name]) else { return fail(request, ENOENT) }
-        guard folder.listing.count == 0 else { return fail(request, ENOTEMPTY) }
+        guard folder.listing.count == 0, !folders.tagFolders.contains(where: { $0.hasPrefix(name + "/") }) else { return fail(request, ENOTEMPTY) }
         madeTagFolders.withLock { _ = $0.remove(name) }
         tagRootClock.tick()
         tagRootLock.withLock { folders.removeFolder(path: [ViewDefinition.tagFolder, name]) }

@@ -41,7 +41,11 @@ final class ViewFolder: @unchecked Sendable {
     }
 
     var id: UInt64 { NodeID.folder(serial) }
-    var depth: Int { path.count }
+    /// Levels below the mount's root: a nested tag's folder `a/b` is `tag/a/b/`, three.
+    var depth: Int { path.reduce(0) { $0 + $1.split(separator: "/").count } }
+
+    /// For a tag folder, its tag folder name (`a/b` for `tag/a/b/`); nil for any other folder.
+    var tagFolderName: String? { path.count == 2 && path[0] == ViewDefinition.tagFolder ? path[1] : nil }
 
     /// When the folder was last looked up or listed, and last listed
     /// (monotonic seconds): ad-hoc `query/` folders unused the longest are

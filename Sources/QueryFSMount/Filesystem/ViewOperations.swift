@@ -38,7 +38,8 @@ extension QueryFilesystem {
                 fuse_reply_err(request, ENOENT)
             }
         case .tagRoot:
-            if let folder = folders.folder(path: [ViewDefinition.tagFolder, String(decoding: nameBytes, as: UTF8.self)]) {
+            let text = String(decoding: nameBytes, as: UTF8.self)
+            if !text.contains("/"), let folder = folders.folder(path: [ViewDefinition.tagFolder, text]) {
                 replyFolderEntry(request, folder)
             } else {
                 fuse_reply_err(request, ENOENT)
@@ -55,6 +56,10 @@ extension QueryFilesystem {
             if folder.isGroup {
                 let child = folders.folder(path: folder.path + [String(decoding: nameBytes, as: UTF8.self)])
                 return child.map { replyFolderEntry(request, $0) } ?? fail(request, ENOENT)
+            }
+            // A tag's folder holds the folders of the tags nested under it (`tag/a/b/`) beside its entries.
+            if let tag = folder.tagFolderName, let child = folders.folder(path: [ViewDefinition.tagFolder, tag + "/" + String(decoding: nameBytes, as: UTF8.self)]) {
+                return replyFolderEntry(request, child)
             }
             // As readdir: a reply made from the old listing reaches the kernel
             // before the watcher's invalidation of its name (which waits for
@@ -119,8 +124,11 @@ extension QueryFilesystem {
             let folder = viewFolder(id)
             folder?.listed()
             let end = listing.reply(request, size: size, offset: offset, plus: plus, timeout: policy.viewTimeout)
-            // Entries 0 and 1 are `.` and `..`.
-            if plus { folder?.noteListed(max(offset - 2, 0)..<max(end - 2, 0)) }
+            // Entries 0 and 1 are `.` and `..`; a tag folder's nested folders come after its entries.
+            if plus, let folder {
+                let entries = folder.listing.count
+                folder.noteListed(min(max(offset - 2, 0), entries)..<min(max(end - 2, 0), entries))
+            }
         }
         catalog.idleTrim.mark()
     }
@@ -130,7 +138,10 @@ extension QueryFilesystem {
         switch parent {
         case NodeID.queryRoot: queryMkdir(request, name: name)
         case NodeID.tagRoot: tagMkdir(request, name: name)
-        default: refuseOnView(request, "mkdir")
+        default:
+            // In a tag's folder: a tag nested under it (`mkdir tag/a/b` makes `a/b`).
+            if let tag = viewFolder(parent)?.tagFolderName, !name.contains("/") { return tagMkdir(request, name: tag + "/" + name) }
+            refuseOnView(request, "mkdir")
         }
     }
 
@@ -139,7 +150,9 @@ extension QueryFilesystem {
         switch parent {
         case NodeID.queryRoot: queryRmdir(request, name: name)
         case NodeID.tagRoot: tagRmdir(request, name: name)
-        default: refuseOnView(request, "rmdir")
+        default:
+            if let tag = viewFolder(parent)?.tagFolderName, !name.contains("/") { return tagRmdir(request, name: tag + "/" + name) }
+            refuseOnView(request, "rmdir")
         }
     }
 
@@ -192,6 +205,17 @@ extension QueryFilesystem {
         if kernelCachesSymlinks.load(ordering: .relaxed) { linkWarmer?.noteReadlink(request, folder: folder) }
     }
 
+    /// The folders of the tags nested right under a tag folder's tag, by their last name.
+    private func nestedTagFolders(in folder: ViewFolder) -> [(name: String, folder: ViewFolder)] {
+        guard let tag = folder.tagFolderName else { return [] }
+        let prefix = tag + "/"
+        return folders.tagFolders.compactMap { name in
+            guard name.hasPrefix(prefix), !name.dropFirst(prefix.count).contains("/"),
+                  let child = folders.folder(path: [ViewDefinition.tagFolder, name]) else { return nil }
+            return (String(name.dropFirst(prefix.count)), child)
+        }
+    }
+
     /// A directory of folders (`tag/`, `query/`, a group): `.`, `..` and the
     /// folders at `parent + [name]` that exist.
     private func folderListing(_ dots: [DirectoryListing.Entry], in parent: [String], named names: [String]) -> DirectoryListing {
@@ -234,14 +258,20 @@ extension QueryFilesystem {
         case .queryRoot:
             return folderListing(dots, in: [ViewDefinition.queryFolder], named: folders.queryFolders)
         case .tagRoot:
-            return folderListing(dots, in: [ViewDefinition.tagFolder], named: folders.tagFolders)
+            return folderListing(dots, in: [ViewDefinition.tagFolder], named: folders.tagFolders.filter { !$0.contains("/") })
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
             if let children = folder.groupChildren { return folderListing(dots, in: folder.path, named: children) }
             let listing = folder.listing
             let folderAttributes = directoryAttributes(id: id, changed: folder.changed)
-            return DirectoryListing(count: listing.count + 2) { [self] index in
+            let nested = nestedTagFolders(in: folder)
+            return DirectoryListing(count: listing.count + 2 + nested.count) { [self] index in
                 if index < 2 { return index == 0 ? .init(name: Array(".".utf8), attributes: folderAttributes, id: 0) : dots[1] }
+                if index >= listing.count + 2 {
+                    let child = nested[index - listing.count - 2]
+                    return .init(name: Array(child.name.utf8), attributes: directoryAttributes(id: child.folder.id, changed: child.folder.changed),
+                                 id: child.folder.id)
+                }
                 let record = listing.records[index - 2]
                 let entryID = NodeID.entry(folder: serial, item: record.serial)
                 return .init(name: listing.name(at: index - 2), attributes: entryAttributes(id: entryID, record: record, depth: folder.depth),

@@ -19,9 +19,31 @@ enum ViewComparison {
     }
 
     /// The mount's listing of a view, sorted as `ls` would (ranks make byte order the view order).
+    /// A tag's folder also holds its nested tags' folders: those are not entries.
     static func mounted(mountPoint: String, view: String) -> [String] {
-        (RawFiles.list(mountPoint + "/" + view) ?? []).map { String(decoding: $0, as: UTF8.self) }
+        let folder = mountPoint + "/" + view
+        return (RawFiles.list(folder) ?? []).filter { name in
+            guard view.hasPrefix("tag/") else { return true }
+            var status = stat()
+            return lstat(folder + "/" + String(decoding: name, as: UTF8.self), &status) != 0 || status.st_mode & S_IFMT != S_IFDIR
+        }.map { String(decoding: $0, as: UTF8.self) }
             .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+    }
+
+    /// The mount's tag folders, nested ones as `a/b`.
+    static func mountedTagFolders(mountPoint: String) -> Set<String> {
+        var found = Set<String>()
+        func walk(_ relative: String) {
+            for name in RawFiles.list(mountPoint + "/tag" + (relative.isEmpty ? "" : "/" + relative)) ?? [] {
+                let child = (relative.isEmpty ? "" : relative + "/") + String(decoding: name, as: UTF8.self)
+                var status = stat()
+                guard lstat(mountPoint + "/tag/" + child, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
+                found.insert(child)
+                walk(child)
+            }
+        }
+        walk("")
+        return found
     }
 
     /// The differences between every view of the mount and a fresh computation; empty when equal.
@@ -37,7 +59,7 @@ enum ViewComparison {
         }
         let paths = viewPaths(backing: backing)
         let expectedTags = Set(paths.filter { $0.hasPrefix("tag/") }.map { String($0.dropFirst(4)) })
-        let mountedTags = Set((RawFiles.list(mountPoint + "/tag") ?? []).map { String(decoding: $0, as: UTF8.self) })
+        let mountedTags = mountedTagFolders(mountPoint: mountPoint)
         if expectedTags != mountedTags {
             problems.append("tag folders: mount \(mountedTags.sorted()) expected \(expectedTags.sorted())")
         }
