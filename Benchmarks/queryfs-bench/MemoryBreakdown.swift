@@ -32,10 +32,12 @@ struct MemoryBreakdown {
             rows.append((what, now - last))
             last = now
         }
+        // As BACKING's configuration reads it (a recursive collection of notes, sidecars).
+        let sources = (try? Configuration.load(backing: backing))?.sources ?? FieldSources()
         let root: BackingDirectory
-        do { root = try BackingDirectory(path: backing) } catch { fail("\(error)") }
+        do { root = try BackingDirectory(path: backing, readingAs: sources) } catch { fail("\(error)") }
         let items: [Item]
-        do { items = try Scanner().scan(root) } catch { fail("\(error)") }
+        do { items = try Scanner(sources: sources).scan(root) } catch { fail("\(error)") }
         note("items: Item values (names, titles, sort keys, tags, URLs, payload values)")
         let records = items.map { ItemRecord($0) }
         note("records: an ItemRecord per item (its own name bytes, packed text fields)")
