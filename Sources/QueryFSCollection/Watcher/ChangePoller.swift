@@ -95,8 +95,9 @@ final class ChangePoller: @unchecked Sendable {
     private let stopSignal: WakeSignal
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
-    /// Stats only: the field sources play no part in a stamp.
-    private let scanner = Scanner()
+    /// Stats only: no field source plays a part in a stamp, but the
+    /// collection's shape does (its payload file names, its sidecars).
+    private let scanner: Scanner
 
     /// Where a failed listing is said (once until a listing works again).
     private let logger: Logger
@@ -108,6 +109,9 @@ final class ChangePoller: @unchecked Sendable {
         self.settings = settings
         self.logger = logger
         self.onFound = onFound
+        var shape = FieldSources()
+        (shape.recursive, shape.payloadNames, shape.sidecars) = (root.recursive, root.payloadNames, root.sidecars)
+        scanner = Scanner(sources: shape)
         stopSignal = try WakeSignal()
     }
 
