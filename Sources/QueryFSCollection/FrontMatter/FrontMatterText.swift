@@ -39,42 +39,14 @@ enum YAMLText {
         return true
     }
 
-    private static func doubleQuoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0xFEFF || (0x80...0x9F).contains(scalar.value) {
-                    out += "\\u" + hex(scalar.value, width: 4)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// JSON's string literal is a YAML double-quoted scalar.
+    private static func doubleQuoted(_ text: String) -> String { JSON.string(text) }
 }
 
 /// A value written into TOML front matter: a basic string with escapes, or a boolean.
 enum TOMLText {
-    static func render(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u" + hex(scalar.value, width: 4) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
-    }
+    /// JSON's string literal is a TOML basic string (the same escapes, `\uXXXX` included).
+    static func render(_ text: String) -> String { JSON.string(text) }
 
     static func render(_ value: PayloadValue) throws(FrontMatterError) -> String {
         switch value {
@@ -83,11 +55,6 @@ enum TOMLText {
         default: throw FrontMatterError(message: "a \(value.typeName) cannot be written into front matter")
         }
     }
-}
-
-private func hex(_ value: UInt32, width: Int) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }
 
 extension String {

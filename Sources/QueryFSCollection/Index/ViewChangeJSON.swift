@@ -21,7 +21,9 @@ extension ViewChange {
 }
 
 package enum JSON {
-    /// A JSON string literal.
+    /// A JSON string literal. Also a YAML double-quoted scalar and a TOML
+    /// basic string (front matter's edits write them with it): what neither
+    /// allows raw — DEL, the C1 controls, a byte-order mark — is escaped too.
     package static func string(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -31,7 +33,7 @@ package enum JSON {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0xFEFF:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
