@@ -172,3 +172,22 @@ final class XMPSidecarEditorTests: XCTestCase {
         XCTAssertThrowsError(try set(["x"], in: "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>"), "no description to hold tags")
     }
 }
+
+/// Edits of files with sidecars, through the editor every view and command uses.
+final class SidecarEditTests: XCTestCase {
+    func testAPhotoIsTaggedInItsSidecarAndASidecarAloneInItsAttribute() throws {
+        let backing = TemporaryBacking()
+        backing.write(backing.path + "/IMG_1.jpg", "jpeg")
+        backing.write(backing.path + "/orphan.xmp", "<x/>")
+        var sources = FieldSources()
+        sources.sidecars = Sidecars([.xmp])
+        let editor = ItemEditor(backing: try BackingDirectory(path: backing.path, readingAs: sources), sources: sources, journals: false)
+        XCTAssertNoThrow(try editor.apply([.addTag("print")], to: ItemName("IMG_1.jpg")))
+        let made = try XCTUnwrap(FileManager.default.contents(atPath: backing.path + "/IMG_1.jpg.xmp"))
+        XCTAssertEqual(try XMPSidecarEditor.tags(Array(made)), ["print"], "darktable's sidecar, made")
+        XCTAssertEqual(FileManager.default.contents(atPath: backing.path + "/IMG_1.jpg"), Data("jpeg".utf8), "the photo untouched")
+        XCTAssertNoThrow(try editor.apply([.addTag("stray")], to: ItemName("orphan.xmp")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: backing.path + "/orphan.xmp.xmp"), "no sidecar of a sidecar")
+        XCTAssertEqual(try editor.fields(of: ItemName("orphan.xmp")).tags, ["stray"], "its attribute")
+    }
+}

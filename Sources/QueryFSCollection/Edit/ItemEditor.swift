@@ -284,7 +284,8 @@ struct ItemState {
                     state.setNote(bytes)
                 case .failure(let error): throw EditError(error.errno, "\(item): \(error.message)")
                 }
-            } else if status.st_mode & S_IFMT == S_IFREG, sidecars.kinds.contains(.xmp) {
+            } else if status.st_mode & S_IFMT == S_IFREG, sidecars.kinds.contains(.xmp), !sidecars.isSidecarShaped(item.bytes) {
+                // (A sidecar left alone is an item of its own: its tags go to its attribute, not to a sidecar of a sidecar.)
                 // Its XMP sidecar, or the one an edit would make (darktable's name for it).
                 let xmp = Sidecars([.xmp])
                 state.sidecarName = item.bytes + Array(".xmp".utf8)
