@@ -41,9 +41,15 @@ import QueryFSEngine
     }
 
     /// An XMP sidecar (a photo's tags, rating, title), then the fields taken from it.
+    /// Then the edits a view makes, written back into it (`XMPSidecarEditor`):
+    /// a tag added (a nested one too) and one removed; each reads back as
+    /// meant or is refused, none may trap.
     public static func xmpSidecar(_ bytes: [UInt8]) {
         guard let payload = try? XMPSidecar.read(bytes) else { return }
         _ = PayloadFields(payload: payload, paths: FieldSources().splitPaths)
+        let tags = (try? XMPSidecarEditor.tags(bytes)) ?? []
+        _ = try? XMPSidecarEditor.settingTags(tags + ["fuzz & <tag>", "a/b"], in: bytes)
+        if let first = tags.first { _ = try? XMPSidecarEditor.settingTags(tags.filter { $0 != first }, in: bytes) }
     }
 
     /// The index file, as a disk, a crash or another program may leave it
