@@ -91,4 +91,24 @@ final class RecursiveCollectionTests: XCTestCase {
             XCTAssertEqual((error as? ConfigurationError)?.message, "'recursive' is true or false")
         }
     }
+
+    func testAFolderWatchIsPlacedBeneathBackingThroughNoLink() throws {
+        let backing = TemporaryBacking()
+        let outside = TemporaryBacking()
+        makeFolders(backing, ["notes"])
+        XCTAssertEqual(symlink(outside.path, backing.path + "/elsewhere"), 0)
+        let root = try BackingDirectory(path: backing.path, recursive: true)
+        let watcher = try BackingWatcher(rootPath: backing.path, logger: .discarding)
+        let before = watcher.watchCount
+        XCTAssertTrue(watcher.watchFolder(ItemName("notes"), in: root.fd))
+        XCTAssertEqual(watcher.watchCount, before + 1)
+        XCTAssertTrue(watcher.watchFolder(ItemName("elsewhere"), in: root.fd), "nothing of the collection to watch")
+        XCTAssertEqual(watcher.watchCount, before + 1, "a link is never followed out of BACKING")
+        // Events in the watched folder name items inside it.
+        backing.write(backing.path + "/notes/new.md", "# New\n")
+        var observation = BackingWatcher.Observation()
+        usleep(50_000)
+        watcher.observe(watcher.readAvailable(), into: &observation)
+        XCTAssertTrue(observation.dirtyItems.contains(ItemName("notes/new.md")), "\(observation.dirtyItems)")
+    }
 }

@@ -56,7 +56,7 @@ enum FrontMatterEditor {
             guard FrontMatterBlock.markdownExtensions.contains(name.ext.lowercased()) else {
                 throw FrontMatterError(message: "the note has no front matter to hold it")
             }
-            block = FrontMatterBlock.newYAML(before: note)
+            block = try FrontMatterBlock.newYAML(before: note)
         }
         try change(&block)
         return block.note
@@ -125,10 +125,11 @@ struct FrontMatterBlock {
     }
 
     /// An empty YAML block put in front of `body` (a Markdown note without one).
-    static func newYAML(before body: [UInt8]) -> FrontMatterBlock {
+    static func newYAML(before body: [UInt8]) throws(FrontMatterError) -> FrontMatterBlock {
         let newline: [UInt8] = body.firstIndex(of: 10).map { $0 > 0 && body[$0 - 1] == 13 } == true ? [13, 10] : [10]
         let fence = Array("---".utf8) + newline
-        return (try? FrontMatterBlock(in: fence + fence + body))!
+        guard let block = try FrontMatterBlock(in: fence + fence + body) else { throw FrontMatterError(message: "no front matter could be made") }
+        return block
     }
 
     /// Replaces `range` of the block's text (byte offsets into it) with `replacement`.

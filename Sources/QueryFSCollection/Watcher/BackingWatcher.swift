@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 import Logging
 import Synchronization
 import QueryFSEngine
@@ -203,10 +204,17 @@ final class BackingWatcher {
     /// descriptor: the watch moves to the new name. False when it could not
     /// be watched (the watch limit).
     @discardableResult
-    func watchFolder(_ name: ItemName) -> Bool {
+    func watchFolder(_ name: ItemName, in rootFD: Int32) -> Bool {
         guard watchesRoot, let inotify else { return false }
+        // The folder is found beneath BACKING's descriptor through no link
+        // (openat2), then watched through that descriptor: a path would let a
+        // folder above it swapped for a link place the watch elsewhere.
+        let folderFD = name.bytes.withCString { qfs_open_beneath(rootFD, $0, QFS_O_PATH | O_DIRECTORY | O_CLOEXEC) }
+        guard folderFD >= 0 else { return true }  // gone, or a link now: nothing of the collection to watch
+        defer { close(folderFD) }
         do {
-            let descriptor = try inotify.addWatch(path: Array(rootPath.utf8) + [UInt8(ascii: "/")] + name.bytes, mask: Self.rootMask)
+            // The /proc link is followed to the folder itself (IN_DONT_FOLLOW would watch the link).
+            let descriptor = try inotify.addWatch(path: Array("/proc/self/fd/\(folderFD)".utf8), mask: Self.rootMask & ~UInt32(IN_DONT_FOLLOW))
             if let previous = folderOfDescriptor[descriptor], previous != name, descriptorOfFolder[previous] == descriptor {
                 descriptorOfFolder[previous] = nil
             }

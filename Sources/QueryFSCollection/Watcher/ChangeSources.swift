@@ -163,7 +163,7 @@ final class ChangeSources {
     func followFolders(_ names: [ItemName]) {
         for name in names {
             folders.insert(name)
-            if !watcher.watchFolder(name), !poller.isPollingListing { poller.pollListing(knownNames: []) }
+            if !watcher.watchFolder(name, in: root.fd), !poller.isPollingListing { poller.pollListing(knownNames: []) }
         }
     }
 
