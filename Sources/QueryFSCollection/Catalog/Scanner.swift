@@ -50,6 +50,23 @@ package struct Scanner: Sendable {
     /// each name read (from the reading threads).
     package func readAll(_ names: [ItemName], in rootFD: Int32, threads: Int = Scanner.defaultThreads,
                          progress: (@Sendable () -> Void)? = nil) -> [ItemRead] {
+        Self.mapByFolder(names, in: rootFD, threads: threads) { name, leaf, folderFD in
+            defer { progress?() }
+            // A folder gone or no folder now: each name says so on its own.
+            guard let folderFD else { return read(named: name, in: rootFD) }
+            return read(name, raw: readItem(leaf, in: folderFD))
+        }
+    }
+
+    /// `body` for each of `names` (a listing's: those of one folder next to
+    /// each other) on `threads` threads, in order, given the name's last
+    /// component and the descriptor of its folder (nil when that folder
+    /// cannot be opened). The folder is opened beneath BACKING once per run
+    /// of names rather than once per item (`BackingDirectory.withParent`):
+    /// at 100,000 notes in 1,000 folders that is 1,000 openat2 calls, not
+    /// 100,000 — and no close per item.
+    static func mapByFolder<R>(_ names: [ItemName], in rootFD: Int32, threads: Int,
+                               _ body: (ItemName, UnsafePointer<CChar>, Int32?) -> R) -> [R] {
         // Runs of one folder, cut at 256 names so that a flat collection still spreads over every thread.
         var runs: [Range<Int>] = []
         var start = 0
@@ -61,31 +78,17 @@ package struct Scanner: Sendable {
             }
         }
         if start < names.count { runs.append(start..<names.count) }
-        let reads = parallelMap(runs, threads: threads, minimumCount: 2) { run -> [ItemRead] in
-            let first = names[run.lowerBound]
-            let folderStart = first.lastComponentStart
-            guard folderStart > 0 else {
-                return run.map { index in
-                    defer { progress?() }
-                    return read(named: names[index], in: rootFD)
-                }
-            }
-            let folderFD = Array(first.bytes[..<(folderStart - 1)]).withCString { qfs_open_beneath(rootFD, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-            guard folderFD >= 0 else {
-                // The folder is gone or no folder now: each name says so on its own.
-                return run.map { index in
-                    defer { progress?() }
-                    return read(named: names[index], in: rootFD)
-                }
-            }
-            defer { close(folderFD) }
+        let results = parallelMap(runs, threads: threads, minimumCount: 2) { run -> [R] in
+            let folderStart = names[run.lowerBound].lastComponentStart
+            let folderFD = folderStart == 0 ? rootFD
+                : Array(names[run.lowerBound].bytes[..<(folderStart - 1)]).withCString { qfs_open_beneath(rootFD, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            defer { if folderFD >= 0 && folderFD != rootFD { close(folderFD) } }
             return run.map { index in
-                defer { progress?() }
                 let name = names[index]
-                return read(name, raw: Array(name.bytes[folderStart...]).withCString { readItem($0, in: folderFD) })
+                return Array(name.bytes[folderStart...]).withCString { body(name, $0, folderFD >= 0 ? folderFD : nil) }
             }
         }
-        return reads.flatMap { $0 }
+        return results.flatMap { $0 }
     }
 
     package static var defaultThreads: Int { max(1, min(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 8)) }
@@ -154,21 +157,26 @@ package struct Scanner: Sendable {
     /// attribute read), nil when it is gone: what polling costs per item.
     package func stamp(named name: ItemName, in rootFD: Int32) -> ItemStamp? {
         try? BackingDirectory.withParent(of: name, in: rootFD) { parentFD, cName -> ItemStamp? in
-            guard let status = try? FileStatus(cName, in: parentFD) else { return nil }
-            guard status.isDirectory else {
-                var stamp = ItemStamp()
-                stamp.add(name: [], status: status)
-                // A sidecar edited moves the file's stamp: polling reads it again.
-                for (_, candidate) in sources.sidecars.candidates(for: Self.bytes(of: cName)) {
-                    if let sidecar = candidate.withCString({ try? FileStatus($0, in: parentFD) }) { stamp.add(name: candidate, status: sidecar) }
-                }
-                return stamp
-            }
-            var walk = BundleWalk(modified: status.modified, scanner: self, statsOnly: true)
-            walk.stamp.add(name: [], status: status)
-            walk.walkBundle(cName, in: parentFD)
-            return walk.stamp
+            stamp(of: cName, in: parentFD)
         } ?? nil
+    }
+
+    /// The stamp of the entry `cName` of the folder `parentFD` (see `stamp(named:in:)`).
+    func stamp(of cName: UnsafePointer<CChar>, in parentFD: Int32) -> ItemStamp? {
+        guard let status = try? FileStatus(cName, in: parentFD) else { return nil }
+        guard status.isDirectory else {
+            var stamp = ItemStamp()
+            stamp.add(name: [], status: status)
+            // A sidecar edited moves the file's stamp: polling reads it again.
+            for (_, candidate) in sources.sidecars.candidates(for: Self.bytes(of: cName)) {
+                if let sidecar = candidate.withCString({ try? FileStatus($0, in: parentFD) }) { stamp.add(name: candidate, status: sidecar) }
+            }
+            return stamp
+        }
+        var walk = BundleWalk(modified: status.modified, scanner: self, statsOnly: true)
+        walk.stamp.add(name: [], status: status)
+        walk.walkBundle(cName, in: parentFD)
+        return walk.stamp
     }
 
     /// What a quick polling round compares (nil when the item is gone): a

@@ -12,9 +12,11 @@ enum IndexReconciler {
                           threads: Int = Scanner.defaultThreads) -> [IndexedItem?]
     {
         let stamper = Scanner()
-        return parallelMap(names, threads: threads, minimumCount: 256) { name -> IndexedItem? in
-            guard let indexed = index[name], indexed.stamp != 0,
-                  let current = stamper.stamp(named: name, in: root.fd) else { return nil }
+        // Folder by folder: a nested name is stamped from its folder's
+        // descriptor, not by opening that folder again for every item.
+        return Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> IndexedItem? in
+            guard let indexed = index[name], indexed.stamp != 0, let folderFD,
+                  let current = stamper.stamp(of: leaf, in: folderFD) else { return nil }
             return (current.value == 0 ? 1 : current.value) == indexed.stamp ? indexed : nil
         }
     }
