@@ -339,6 +339,14 @@ struct CachePolicy {
     var viewTimeout = 86_400.0
     var itemTimeout = 86_400.0
     var unwatchedTimeout = 1.0
+    /// How long the kernel may remember that a name is not in the root.
+    /// GIO asks for `.Trash` and `.Trash-UID` at the mount's root for every
+    /// file it describes (can it be trashed?): Thunar's open of a 1,000-entry
+    /// view sent 2,000 lookups of the two, and took a second longer than on
+    /// the local disk. The root changes only when the configuration does, and
+    /// a reload drops every name it adds (`reconfigure`); the bound covers a
+    /// lookup answered from the old set while a reload lands.
+    var rootMissTimeout = 10.0
 
     func timeout(forPassthroughItem item: ItemName?) -> Double {
         guard let item else { return itemTimeout }

@@ -35,7 +35,10 @@ extension QueryFilesystem {
             } else if let folder = folders.folder(path: [text]) {
                 replyFolderEntry(request, folder)
             } else {
-                fuse_reply_err(request, ENOENT)
+                // A miss the kernel keeps (a zero inode): see `rootMissTimeout`.
+                var entry = fuse_entry_param()
+                entry.entry_timeout = policy.rootMissTimeout
+                fuse_reply_entry(request, &entry)
             }
         case .tagRoot:
             let text = String(decoding: nameBytes, as: UTF8.self)
