@@ -51,4 +51,7 @@ if [ $# -eq 0 ]; then
     # The library's documentation builds without a warning: every public
     # symbol documented, every link resolved (scripts/docs.sh prints where it is).
     scripts/docs.sh
+    # A real file manager browses and follows the mount (the short form:
+    # pcmanfm, 3 tries each; scripts/filemanager-test.sh runs every program).
+    scripts/filemanager-test.sh --short
 fi
