@@ -16,8 +16,9 @@ demo:
 	scripts/demo.sh
 test:
 	scripts/test.sh
+# TMSU=PATH adds the side-by-side with TMSU (Benchmarks/tmsu-compare.sh).
 bench:
-	scripts/bench.sh
+	TMSU=$(TMSU) scripts/bench.sh
 SOAK_SECONDS ?= 1800
 soak:
 	scripts/soak.sh $(SOAK_SECONDS)

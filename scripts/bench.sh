@@ -38,7 +38,14 @@ printf '  %d.%03d s\n' $((best / 1000)) $((best % 1000))
 
 for extra in Benchmarks/*.sh; do
     [ -f "$extra" ] || continue
+    # Against TMSU only when one is named (make bench TMSU=PATH): it is built from source, never shipped.
+    [ "$(basename "$extra")" = tmsu-compare.sh ] && continue
     echo
     echo "== $(basename "$extra" .sh)"
     bash "$extra" "$backing"
 done
+if [ -n "${TMSU:-}" ]; then
+    echo
+    echo "== tmsu-compare"
+    bash Benchmarks/tmsu-compare.sh "$TMSU" "$items"
+fi
