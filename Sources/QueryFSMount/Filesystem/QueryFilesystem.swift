@@ -342,8 +342,8 @@ struct CachePolicy {
     /// How long the kernel may remember that a name is not in the root.
     /// GIO asks for `.Trash` and `.Trash-UID` at the mount's root for every
     /// file it describes (can it be trashed?): Thunar's open of a 1,000-entry
-    /// view sent 2,000 lookups of the two, and took a second longer than on
-    /// the local disk. The root changes only when the configuration does, and
+    /// view sent 2,000 lookups of the two, each a round trip to the daemon.
+    /// The root changes only when the configuration does, and
     /// a reload drops every name it adds (`reconfigure`); the bound covers a
     /// lookup answered from the old set while a reload lands.
     var rootMissTimeout = 10.0
