@@ -291,6 +291,38 @@ final class IndexMountTests: MountTestCase {
         XCTAssertTrue(offline.stdoutText.contains("stamps compared"), offline.stdoutText)
     }
 
+    /// `queryfs ls BACKING VIEW --trust-index` after an unmount reads the
+    /// view's stored order and only its members (IndexFile.readView): the
+    /// same entries and targets as reading BACKING whole, for built-in and
+    /// configured views and nested tag folders; under other ignore patterns
+    /// or a changed configured view, the whole index answers instead.
+    func testATrustedCommandReadsAStoredViewAsTheMountListedIt() throws {
+        makeFixture()
+        let config = fixture.backed(".queryfs.toml")
+        let corpus = Corpus(path: fixture.backing)
+        corpus.bundle("nested.hpwebsite", title: "Nested tag", tags: ["lang/swift", "three"], mtime: 6_000)
+        corpus.write(config, Array("[views]\nmine = \"tag:three sort:title\"\n".utf8))
+        usleep(100_000)
+        try mount()
+        fixture.unmount()
+        let views = ["by-name", "by-modified", "by-created", "unarchived", "archived", "mine", "tag/three", "tag/other",
+                     "tag/lang", "tag/lang/swift", "tag:three -archived"]
+        func assertSame(_ message: String, file: StaticString = #filePath, line: UInt = #line) {
+            for view in views {
+                let trusted = QueryfsBinary.run(["ls", "--long", fixture.backing, view, "--index", indexPath, "--trust-index"])
+                let whole = QueryfsBinary.run(["ls", "--long", fixture.backing, view, "--no-index"])
+                XCTAssertEqual(trusted.status, 0, trusted.stderrText, file: file, line: line)
+                XCTAssertFalse(trusted.stdoutText.isEmpty, "\(message): \(view)", file: file, line: line)
+                XCTAssertEqual(trusted.stdoutText, whole.stdoutText, "\(message): \(view)", file: file, line: line)
+            }
+        }
+        assertSame("as stored")
+        corpus.write(config, Array("ignore = [\"b1*\"]\n[views]\nmine = \"tag:three sort:-title\"\n".utf8))
+        assertSame("ignore patterns and a view changed since")
+        XCTAssertFalse(QueryfsBinary.run(["ls", fixture.backing, "by-name", "--index", indexPath, "--trust-index"]).stdoutText
+            .contains(" Item 1.hpwebsite"), "an ignored item listed from the stored order")
+    }
+
     /// `queryfs ls BACKING` with BACKING mounted under its own configuration
     /// lists the mount's folder (a query asked there makes a query folder,
     /// which reading the index never does); under another `--config` the

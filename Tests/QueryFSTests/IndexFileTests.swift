@@ -83,6 +83,58 @@ final class IndexFileTests: XCTestCase {
         XCTAssertNotEqual(StoredViewOrders.key(of: .byName), StoredViewOrders.key(of: .byModified))
     }
 
+    /// One stored view is read alone, through the item offsets, and holds
+    /// what the whole read places at its positions; with a journal after the
+    /// snapshot, or for a view not stored, there is nothing to read alone.
+    func testAStoredViewIsReadAloneThroughTheOffsets() throws {
+        var orders = StoredViewOrders()
+        let byName = try XCTUnwrap(StoredViewOrders.key(of: .byName))
+        orders.fixed[byName] = [2, 0, 1]
+        orders.tags = ["t": [2], "b/c": [0]]
+        let bytes = IndexFileProbe.sample(items, viewOrders: orders)
+        func alone(_ key: StoredViewOrders.Key, _ bytes: [UInt8]) throws -> [ItemName]? {
+            try bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in try IndexFile.decodeView(key, in: buffer).1 }?.map(\.name)
+        }
+        XCTAssertEqual(try alone(.fixed(byName), bytes), [items[2].name, items[0].name, items[1].name])
+        XCTAssertEqual(try alone(.tag("t"), bytes), [items[2].name])
+        XCTAssertEqual(try alone(.tag("b/c"), bytes), [items[0].name])
+        XCTAssertNil(try alone(.tag("absent"), bytes))
+        XCTAssertNil(try alone(.fixed("absent"), bytes))
+        let journaled = IndexFileProbe.sample(items, journal: [items[1]], viewOrders: orders)
+        XCTAssertNil(try alone(.tag("t"), journaled), "a journal means the stored orders may no longer hold")
+        XCTAssertNotNil(IndexFileProbe.check(bytes))
+        // Every field of an item read alone is as written (NaN compares by its encoding).
+        let read = try XCTUnwrap(bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in try IndexFile.decodeView(.tag("b/c"), in: buffer).1 })
+        var a = IndexWriter(), b = IndexWriter()
+        IndexedItem(item: read[0], stamp: 7).encode(into: &a)
+        IndexedItem(item: items[0], stamp: 7).encode(into: &b)
+        XCTAssertEqual(a.bytes, b.bytes)
+    }
+
+    /// Offsets that do not lead to the items are refused, even past the
+    /// checksums (a file made to pass them): the whole read checks each one.
+    func testOffsetsNotLeadingToTheItemsAreRefused() throws {
+        var orders = StoredViewOrders()
+        orders.tags = ["t": [2]]
+        let bytes = IndexFileProbe.sample(items, viewOrders: orders)
+        let layout = try bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+            let layout = try IndexFile.Layout(buffer, checkingSums: true)
+            return (bodyStart: layout.bodyEnd - layout.body.count, offsets: layout.offsetsOffset, orders: layout.ordersOffset)
+        }
+        for position in 0..<items.count {
+            for bad: UInt64 in [1, UInt64(layout.orders), .max] {
+                var damaged = bytes
+                for shift in 0..<8 {
+                    damaged[layout.bodyStart + layout.offsets + position * 8 + shift] = UInt8(truncatingIfNeeded: bad >> UInt64(shift * 8))
+                }
+                XCTAssertThrowsError(try damaged.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+                    try IndexFile.decode(buffer, checkingSums: false)
+                }, "item \(position) at \(bad)")
+                IndexFileProbe.check(damaged)
+            }
+        }
+    }
+
     /// Orders that name an item twice or one past the items are refused,
     /// checksums or not: a view must never hold a record twice.
     func testViewOrdersNamingAnItemTwiceOrPastTheItemsAreRefused() {

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import QueryFSEngine
 @testable import QueryFSCollection
@@ -97,6 +98,32 @@ final class SidecarTests: XCTestCase {
         }
         XCTAssertThrowsError(try Configuration(parsing: "sidecars = [\"exif\"]\n", file: "q", now: .now))
         XCTAssertThrowsError(try Configuration(parsing: "payload = [\"../x\"]\n", file: "q", now: .now))
+    }
+
+    /// The one-line suggestion names each collection it plainly is, from
+    /// two names asked for and a sample of BACKING's listing, not all of it.
+    func testTheFormatSuggestionRecognizesEachCollection() throws {
+        func suggestion(_ build: (String) -> Void, configuration: String = "") throws -> String? {
+            let folder = NSTemporaryDirectory() + "suggest-" + String(UInt64.random(in: 0 ... .max))
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            build(folder)
+            return CollectionFormat.suggestion(for: folder, configuration: try Configuration(parsing: configuration, file: "q", now: .now))
+        }
+        let make = { (path: String) in FileManager.default.createFile(atPath: path, contents: Data("{}".utf8)) }
+        let mkdir = { (path: String) in try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        XCTAssertTrue(try suggestion { mkdir($0 + "/.obsidian") }?.contains("Obsidian vault") == true)
+        XCTAssertNil(try suggestion({ mkdir($0 + "/.obsidian") }, configuration: "format = \"obsidian\"\n"), "a format is named")
+        XCTAssertTrue(try suggestion { mkdir($0 + "/archive"); _ = make($0 + "/ArchiveBox.conf") }?.contains("ArchiveBox data folder") == true)
+        XCTAssertTrue(try suggestion { folder in for n in 0..<3 { mkdir("\(folder)/17000000\(n).5"); _ = make("\(folder)/17000000\(n).5/index.json") } }?
+            .contains("ArchiveBox's archive folder") == true)
+        XCTAssertTrue(try suggestion { folder in for n in 0..<3 { _ = make("\(folder)/v\(n).info.json") } }?.contains("yt-dlp") == true)
+        XCTAssertTrue(try suggestion { folder in for n in 0..<3 { _ = make("\(folder)/p\(n).jpg.xmp") } }?.contains("XMP sidecars") == true)
+        XCTAssertNil(try suggestion { folder in for n in 0..<3 { mkdir("\(folder)/b\(n).hpwebsite") } })
+        // More entries than the sample: still told, from the sample.
+        XCTAssertTrue(try suggestion { folder in
+            for n in 0..<(CollectionFormat.sampleSize + 500) { _ = make("\(folder)/v\(n).info.json") }
+        }?.contains("yt-dlp") == true)
     }
 
     func testTagsAsOneStringAndTimesAsPayloadsWriteThem() {

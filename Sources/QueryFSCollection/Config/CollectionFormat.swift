@@ -51,18 +51,24 @@ package enum CollectionFormat: String, CaseIterable, Sendable {
         }
     }
 
+    /// How many of BACKING's entries `suggestion` looks at.
+    static let sampleSize = 1_000
+
     /// One line saying which preset BACKING plainly is, when its
     /// configuration names none: nil when nothing stands out. Looks at
-    /// BACKING's own entries only (one listing, a few stats).
+    /// BACKING's own entries only: two names asked for, and the first
+    /// `sampleSize` entries of its listing (what a collection plainly is
+    /// shows in any thousand of its entries; reading all of a 100,000-item
+    /// folder cost `queryfs ls --trust-index` 0.18 s of its 1.2).
     package static func suggestion(for path: String, configuration: Configuration) -> String? {
         guard configuration.format == nil, let root = try? BackingDirectory(path: path),
-              let entries = try? DirectoryReader.readEntries(consuming: dup(root.fd)) else { return nil }
-        let names = Set(entries.map { String(decoding: $0.name, as: UTF8.self) })
+              let entries = try? DirectoryReader.readEntries(consuming: dup(root.fd), limit: sampleSize) else { return nil }
+        let exists = { (name: String) in faccessat(root.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }
         let file = path + "/" + Configuration.fileName
-        if names.contains(".obsidian"), !configuration.sources.recursive {
+        if exists(".obsidian"), !configuration.sources.recursive {
             return "\(path) looks like an Obsidian vault: `format = \"obsidian\"` in \(file) reads its notes in every folder"
         }
-        if names.contains("archive"), names.contains("ArchiveBox.conf") {
+        if exists("archive"), exists("ArchiveBox.conf") {
             return "\(path) looks like an ArchiveBox data folder: mount its archive/ folder, with `format = \"archivebox\"` in archive/\(Configuration.fileName)"
         }
         let sidecarCount = { (suffix: String) in entries.count { String(decoding: $0.name, as: UTF8.self).lowercased().hasSuffix(suffix) } }

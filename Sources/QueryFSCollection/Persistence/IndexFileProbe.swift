@@ -13,6 +13,16 @@ package enum IndexFileProbe {
         let reread = try? again.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in try IndexFile.decode(buffer) }
         precondition(reread?.items.count == contents.items.count && reread?.viewOrders == contents.viewOrders,
                      "an index that decodes must encode and decode the same")
+        // A view read alone through the offsets holds what the whole read puts at its positions.
+        let orders = contents.viewOrders
+        let keys = orders.fixed.keys.map(StoredViewOrders.Key.fixed) + (orders.tags ?? [:]).keys.map(StoredViewOrders.Key.tag)
+        for key in keys {
+            let alone = try? bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+                try IndexFile.decodeView(key, in: buffer, checkingSums: false).1
+            }
+            let expected = orders.positions(of: key)!.map { contents.items[Int($0)].item.name }
+            precondition(alone?.map(\.name) == expected, "a view read alone must hold the items the whole read places in it")
+        }
         return contents.items.count
     }
 

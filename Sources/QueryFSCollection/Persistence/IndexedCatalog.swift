@@ -18,6 +18,42 @@ package enum IndexedCatalog {
         package var itemsRead = 0
     }
 
+    /// The items of the view at `viewPath` (`tag/Work`, `by-name`, a
+    /// configured view), in its order, read from the index alone when the
+    /// index is trusted (`--trust-index`, or kept current by a mount) and
+    /// holds that view's stored order: only its members are decoded. nil
+    /// otherwise, and `load` answers as before. The same answer as `load`
+    /// and evaluating the view: the order was the mount's live listing of
+    /// these very items, under the same ignore patterns.
+    package static func storedView(_ viewPath: String, backing path: String, configuration: Configuration,
+                                   sources extra: FieldSources, index settings: IndexSettings)
+        throws(SystemError) -> (definition: ViewDefinition, members: [Item])?
+    {
+        guard let (definition, key) = storedKey(viewPath, viewSet: configuration.viewSet) else { return nil }
+        let sources = configuration.readingSources(adding: extra)
+        let root = try BackingDirectory(path: path, readingAs: sources)
+        let location = settings.location
+        guard location.refusal(backing: root.path) == nil,
+              settings.trust || IndexLock.holder(location)?.hasPrefix("mount ") == true
+        else { return nil }
+        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: Scanner(sources: sources).payloadLimit,
+                                              ignorePatterns: configuration.ignore)
+        guard let members = IndexFile.readView(path: location.path, wanted: identity, view: key) else { return nil }
+        return (definition, members)
+    }
+
+    /// The view a path names, as `ViewSet.view(at:)` finds it, with the key
+    /// its order is stored under; nil for a view never stored (a relative age).
+    static func storedKey(_ viewPath: String, viewSet: ViewSet) -> (ViewDefinition, StoredViewOrders.Key)? {
+        let components = viewPath.split(separator: "/").map(String.init)
+        if let fixed = viewSet.fixed.first(where: { $0.path == components }) {
+            return StoredViewOrders.key(of: fixed).map { (fixed, .fixed($0)) }
+        }
+        guard components.count >= 2, components[0] == ViewDefinition.tagFolder else { return nil }
+        let folder = components.dropFirst().joined(separator: "/")
+        return (.tag(folder: folder), .tag(folder))
+    }
+
     package static func load(backing path: String, configuration: Configuration, sources extra: FieldSources,
                             index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
     {

@@ -58,6 +58,20 @@ struct StoredViewOrders: Sendable, Equatable {
         definition.shortestAge == nil ? String(reflecting: definition) : nil
     }
 
+    /// A view as stored: a fixed view by `key(of:)`, or a tag folder by its name.
+    enum Key: Equatable {
+        case fixed(String)
+        case tag(String)
+    }
+
+    /// The positions stored for `view`, if any.
+    func positions(of view: Key) -> [UInt32]? {
+        switch view {
+        case .fixed(let key): fixed[key]
+        case .tag(let folder): tags?[folder]
+        }
+    }
+
     /// The stored order of fixed view `definition`, if any.
     func order(of definition: ViewDefinition) -> [UInt32]? {
         Self.key(of: definition).flatMap { fixed[$0] }

@@ -15,22 +15,23 @@ package struct DirectoryEntry {
 }
 
 package enum DirectoryReader {
-    /// Reads every entry of the directory open at `fd` (except `.` and `..`).
+    /// Reads every entry of the directory open at `fd` (except `.` and `..`),
+    /// or the first `limit` of them in the directory's own order.
     /// Takes ownership of `fd` and closes it.
-    package static func readEntries(consuming fd: Int32) throws(SystemError) -> [DirectoryEntry] {
+    package static func readEntries(consuming fd: Int32, limit: Int = .max) throws(SystemError) -> [DirectoryEntry] {
         guard let stream = fdopendir(fd) else {
             let error = SystemError.current("fdopendir")
             close(fd)
             throw error
         }
         defer { closedir(stream) }
-        return try readEntries(stream)
+        return try readEntries(stream, limit: limit)
     }
 
-    /// Reads every entry of an open directory stream (except `.` and `..`).
-    static func readEntries(_ stream: OpaquePointer) throws(SystemError) -> [DirectoryEntry] {
+    /// Reads every entry of an open directory stream (except `.` and `..`), at most `limit`.
+    static func readEntries(_ stream: OpaquePointer, limit: Int = .max) throws(SystemError) -> [DirectoryEntry] {
         var entries: [DirectoryEntry] = []
-        while true {
+        while entries.count < limit {
             errno = 0
             guard let entry = readdir(stream) else {
                 if errno != 0 { throw SystemError.current("readdir") }
@@ -42,6 +43,7 @@ package enum DirectoryReader {
             let item = DirectoryEntry(name: name, type: entry.pointee.d_type)
             if !item.isDotOrDotDot { entries.append(item) }
         }
+        return entries
     }
 
     /// Opens a directory relative to `dirfd` without following a final symlink.

@@ -34,13 +34,24 @@ extension ViewDefinition {
     package func entries(of items: [Item], linkStyle: LinkStyle = .relative) -> [ViewEntry] {
         let selected = select(items)
         return selected.enumerated().map { offset, index in
-            let item = items[index]
-            return ViewEntry(
-                name: EntryNaming.entryName(rank: offset + 1, count: selected.count, item: item, naming: entryTitle),
-                target: linkStyle.target(for: item.name, depth: depth),
-                itemIndex: index,
-                modified: item.modified)
+            entry(rank: offset + 1, count: selected.count, item: items[index], index: index, linkStyle: linkStyle)
         }
+    }
+
+    /// The view's entries when `members` are already its items in its order
+    /// (a stored order); `itemIndex` is the position in `members`.
+    package func entries(ordered members: [Item], linkStyle: LinkStyle = .relative) -> [ViewEntry] {
+        members.enumerated().map { offset, item in
+            entry(rank: offset + 1, count: members.count, item: item, index: offset, linkStyle: linkStyle)
+        }
+    }
+
+    private func entry(rank: Int, count: Int, item: Item, index: Int, linkStyle: LinkStyle) -> ViewEntry {
+        ViewEntry(
+            name: EntryNaming.entryName(rank: rank, count: count, item: item, naming: entryTitle),
+            target: linkStyle.target(for: item.name, depth: depth),
+            itemIndex: index,
+            modified: item.modified)
     }
 }
 

@@ -46,11 +46,11 @@ struct ListCommand: ParsableCommand {
             return write(entries)
         }
         try reportingFailures {
-            let (catalog, definition) = try ViewResolver.resolve(view, in: backing, configFile: configFile,
-                                                                 index: index.settings(for: backing))
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative
+            let entries = try ViewResolver.entries(view, in: backing, configFile: configFile,
+                                                   index: index.settings(for: backing), linkStyle: style)
             var output = StandardOutput()
-            for entry in catalog.entries(of: definition, linkStyle: style) {
+            for entry in entries {
                 output.write(entry.name)
                 if long {
                     output.write([0x09])
@@ -110,6 +110,37 @@ enum CatalogLoader {
 
 /// A VIEW argument: a view path when it names one, else a query.
 enum ViewResolver {
+    /// The entries of VIEW: from its stored order alone when the index is
+    /// trusted and holds it (`IndexedCatalog.storedView`), else evaluated
+    /// over every item.
+    static func entries(_ text: String, in backing: String, configFile: String?, index: IndexSettings?,
+                        linkStyle: LinkStyle) throws -> [ViewEntry]
+    {
+        if let index {
+            let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
+            let stored: (definition: ViewDefinition, members: [Item])?
+            do {
+                stored = try IndexedCatalog.storedView(text, backing: backing, configuration: configuration,
+                                                       sources: querySources(text), index: index)
+            } catch {
+                throw Failure("cannot read backing directory \(backing): \(error.message)")
+            }
+            if let stored {
+                if let hint = CollectionFormat.suggestion(for: backing, configuration: configuration) { printError("note: " + hint) }
+                return stored.definition.entries(ordered: stored.members, linkStyle: linkStyle)
+            }
+        }
+        let (catalog, definition) = try resolve(text, in: backing, configFile: configFile, index: index)
+        return catalog.entries(of: definition, linkStyle: linkStyle)
+    }
+
+    /// The payload keys VIEW needs read when it is a query.
+    private static func querySources(_ text: String) -> FieldSources {
+        var sources = FieldSources()
+        if let query = try? Query(parsing: text, now: .now) { sources.extraKeyPaths = query.payloadKeyPaths }
+        return sources
+    }
+
     static func resolve(_ text: String, in backing: String, configFile: String? = nil, index: IndexSettings? = nil) throws
         -> (Catalog, ViewDefinition)
     {
