@@ -56,4 +56,4 @@ uninstall:
 man:
 	swift package plugin generate-manual --multi-page
 	cp .build/plugins/GenerateManual/outputs/queryfs/*.1 man/
-	rm -f man/queryfs.help.1
+	rm -f man/queryfs.help.1 man/queryfs.connection-guard.1  # hidden commands: not for users

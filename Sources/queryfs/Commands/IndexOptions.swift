@@ -12,7 +12,7 @@ struct IndexOptions: ParsableArguments {
     var path: String?
     @Flag(name: .customLong("no-index"), help: "Keep and use no index file: read every item.")
     var noIndex = false
-    @Flag(name: .customLong("trust-index"), help: "Answer from the index at once and compare it with BACKING afterwards (a mount: in the background, `queryfs status` says when it is done).")
+    @Flag(name: .customLong("trust-index"), help: "Answer from the index at once: a command does not compare it with BACKING, so edits made while nothing was mounted are not seen; a mount compares in the background (`queryfs status` says when it is done).")
     var trustIndex = false
 
     func validate() throws {
