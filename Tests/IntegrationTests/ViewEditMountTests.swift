@@ -168,6 +168,13 @@ final class ViewEditMountTests: MountTestCase {
         XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + json), fixture.mounted("by-name/Retitled")) }, 0)
         XCTAssertEqual(try self.json("d.hpwebsite")["title"] as? String, "Retitled")
         assertEveryViewIsCurrent("after the retitles")
+        // A rename typed over the whole stem, rank and all (a file manager's
+        // F2): the name it then looks up leads to the entry it became.
+        let alpha = try XCTUnwrap(entry("by-name", "a.hpwebsite"))
+        XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + alpha), fixture.mounted("by-name/Typed over.hpwebsite")) }, 0)
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.hpwebsite")), "../bundles/a.hpwebsite")
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.json")), nil, "the extension is part of the name")
+        XCTAssertNotNil(entry("by-name", "a.hpwebsite").map { $0.hasSuffix(" Typed over.hpwebsite") })
     }
 
     // MARK: Tag folders

@@ -130,6 +130,13 @@ enum FuseOperations {
         ops.rename = { request, parent, name, newParent, newName, flags in
             let (fs, from, to) = FuseOperations.route(request, parent, newParent)
             if fs.answeredReplayRemoval(request) { return }
+            switch (from, to) {
+            case (.views, .bundles(let files)) where fs.isTrashFiles(files):
+                return fs.trashEntry(request, parent: parent, name: name!, files: files, newName: newName!)
+            case (.bundles(let files), .views) where fs.isTrashFiles(files):
+                return fs.restoreFromTrash(request, files: files, name: name!, newParent: newParent, newName: newName!)
+            default: break
+            }
             guard case .bundles(let node) = from, case .bundles(let target) = to else {
                 return fs.viewRename(request, parent: parent, name: name!, newParent: newParent, newName: newName!, flags: flags)
             }

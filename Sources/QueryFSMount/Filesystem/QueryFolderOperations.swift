@@ -17,6 +17,9 @@ extension QueryFilesystem {
         // mkdir looks the name up first: a query not saved yet must be
         // absent for it, or the kernel answers EEXIST without asking us.
         if !saved, isMakingDirectory(request) { return fail(request, ENOENT) }
+        // What file managers probe every folder for (.directory, .hidden,
+        // .Trash): a miss, not a query to parse and log a line about.
+        if name.hasPrefix(".") { return fail(request, ENOENT) }
         if let folder = folders.folder(path: path) {
             folder.touch()
             return replyFolderEntry(request, folder)

@@ -42,7 +42,7 @@ extension QueryFilesystem {
 
     /// The tag to add for `tag/<folder>/`: one that an item already carries
     /// (the folder name is it sanitized), else the folder name itself.
-    private func tag(forFolder folder: String) -> String {
+    func tag(forFolder folder: String) -> String {
         catalog.withIndex { index in
             index.view(at: [ViewDefinition.tagFolder, folder])?.records.first?.item.tags.first { EntryNaming.tagFolderName($0) == folder }
         } ?? folder
@@ -50,7 +50,7 @@ extension QueryFilesystem {
 
     /// Makes the edits, checks beforehand that they do what `expected` says
     /// of the item, and waits until every view shows them; 0 or the errno.
-    private func edit(_ item: ItemName, _ edits: [FieldEdit], what: String, expected: (Item) -> Bool) -> Int32 {
+    func edit(_ item: ItemName, _ edits: [FieldEdit], what: String, expected: (Item) -> Bool) -> Int32 {
         guard let current = catalog.withIndex({ $0.records[item]?.item }) else {
             catalog.logger.notice("\(what): no item \(item)")
             return ENOENT
@@ -174,7 +174,7 @@ extension QueryFilesystem {
         if code == 0 { forgetNamesAfterReply([(folder.id, Self.bytes(newName))]) }
     }
 
-    private static func bytes(_ name: UnsafePointer<CChar>) -> [UInt8] {
+    static func bytes(_ name: UnsafePointer<CChar>) -> [UInt8] {
         Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
     }
 

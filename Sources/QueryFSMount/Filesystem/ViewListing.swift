@@ -51,7 +51,12 @@ final class ViewListing: @unchecked Sendable {
     /// name in entry form whose rank went stale (each removal shifts the
     /// ranks below it, while `rm -r` still works through the names it read;
     /// a file manager looks up the name it just gave) — the entry with the
-    /// same title and extension nearest to that rank.
+    /// same title and extension nearest to that rank; or, for a name with no
+    /// rank at all, the first entry whose title and extension it is (a
+    /// file manager's rename typed over the whole stem, `0001 Old` → `New`:
+    /// the title is set, and the name the program then looks up, `New.ext`,
+    /// must lead to the entry — Nautilus otherwise says "The item could not
+    /// be renamed" after it was).
     ///
     /// Found by looking outward from that rank, comparing titles and
     /// extensions as the records hold them (no name is built, nothing is
@@ -75,8 +80,20 @@ final class ViewListing: @unchecked Sendable {
         if let exact = index(ofEntryNamed: name) { return .found(exact) }
         // In conflicts/ the copies of one item share a name but for the rank:
         // the nearest match could be another copy.
-        guard naming == .title else { return .missing }
-        guard let (rank, rest) = Self.rankAndRest(name), records.count > 0 else { return .missing }
+        guard naming == .title, records.count > 0 else { return .missing }
+        // A title may itself begin with digits and a space: then both readings are tried.
+        var readings: [(rank: Int, rest: [UInt8])] = []
+        if let ranked = Self.rankAndRest(name) { readings.append(ranked) }
+        readings.append((1, Array(name)))
+        for (rank, rest) in readings {
+            let found = search(rest: rest, nearRank: rank, isCurrent: isCurrent, mayHaveTitle: mayHaveTitle)
+            if found != .missing { return found }
+        }
+        return .missing
+    }
+
+    /// The entry named `rest` after its rank, nearest to `rank`.
+    private func search(rest: [UInt8], nearRank rank: Int, isCurrent: () -> Bool, mayHaveTitle: ([UInt8]) -> Bool) -> StaleSearch {
         if restLock.withLock({ missedRests.contains(rest) }) { return .missing }
         // A title no item has (a name that may be cut to 255 bytes is not asked about).
         if width + 1 + rest.count < EntryNaming.maximumNameLength - 4, !mayHaveTitle(rest) { return .missing }

@@ -34,6 +34,8 @@ extension QueryFilesystem {
                 fuse_reply_entry(request, &entry)
             } else if let folder = folders.folder(path: [text]) {
                 replyFolderEntry(request, folder)
+            } else if Self.isTrashFolderName(text) {
+                trashLookup(request, name: name)
             } else {
                 // A miss the kernel keeps (a zero inode): see `rootMissTimeout`.
                 var entry = fuse_entry_param()
@@ -141,6 +143,7 @@ extension QueryFilesystem {
         switch parent {
         case NodeID.queryRoot: queryMkdir(request, name: name)
         case NodeID.tagRoot: tagMkdir(request, name: name)
+        case NodeID.root where Self.isTrashFolderName(name): name.withCString { trashMkdir(request, name: $0) }
         default:
             // In a tag's folder: a tag nested under it (`mkdir tag/a/b` makes `a/b`).
             if let tag = viewFolder(parent)?.tagFolderName, !name.contains("/") { return tagMkdir(request, name: tag + "/" + name) }
