@@ -81,7 +81,8 @@ final class ViewEditMountTests: MountTestCase {
 
     func testLinkingAnItemIntoAViewJoinsIt() throws {
         try mount()
-        let targets = ["../../bundles/c.hpwebsite", fixture.mounted("bundles/c.hpwebsite"), fixture.backed("c.hpwebsite")]
+        // The last: an entry of by-name/ copied as it is into tag/t/ (copy and paste, `cp -a`), one level short.
+        let targets = ["../../bundles/c.hpwebsite", fixture.mounted("bundles/c.hpwebsite"), fixture.backed("c.hpwebsite"), "../bundles/c.hpwebsite"]
         for (number, target) in targets.enumerated() {
             XCTAssertEqual(errno { symlink(target, fixture.mounted("tag/t/any name \(number)")) }, 0, target)
             XCTAssertTrue(try plist("c.hpwebsite")["tags"] as? [String] == ["t"], target)

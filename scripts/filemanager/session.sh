@@ -28,7 +28,7 @@ fm_stop_display() {
 
 # PROGRAM DIR: start PROGRAM showing DIR in a D-Bus session of its own (the
 # services it activates — gvfs, portals, tracker — live and die with it).
-fm_start() {
+fm_start() {  # PROGRAM DIR [SELECT]
     local program=$1 dir=$2 address
     fm_title=$(basename "$dir")
     # The mark every process of this session carries (the services the bus
@@ -41,7 +41,8 @@ fm_start() {
     case $program in
         pcmanfm) pcmanfm --no-desktop "$dir" ;;
         caja) caja --no-desktop "$dir" ;;
-        dolphin) dolphin --new-window "$dir" ;;
+        # SELECT: an entry of DIR to start with selected (fm_select_first).
+        dolphin) if [ -n "${3:-}" ]; then dolphin --new-window --select "$dir/$3"; else dolphin --new-window "$dir"; fi ;;
         *) "$program" "$dir" ;;
     esac >"$work/$program.log" 2>&1 &
     unset QUERYFS_FM_SESSION
@@ -126,3 +127,39 @@ fm_until_shows() {
         sleep 0.2
     done
 }
+
+# The session's visible windows other than the main one: its dialogs.
+fm_dialogs() {
+    local main window
+    main=$(fm_window)
+    for window in $(xdotool search --onlyvisible --name '.' 2>/dev/null); do [ "$window" != "$main" ] && echo "$window"; done
+    return 0
+}
+
+# Answers each dialog the program opens (up to three, one after the other)
+# with its default button, Return, as a user who accepts what the program
+# proposes; prints their titles, "; "-separated.
+fm_answer_dialogs() {
+    local dialog titles="" _
+    for _ in 1 2 3; do
+        sleep 1.5
+        dialog=$(fm_dialogs | head -1)
+        [ -n "$dialog" ] || break
+        titles="$titles${titles:+; }$(xdotool getwindowname "$dialog" 2>/dev/null)"
+        xdotool windowfocus "$dialog" 2>/dev/null || true
+        xdotool key --window "$dialog" --clearmodifiers Return 2>/dev/null || true
+    done
+    echo "$titles"
+}
+
+# After fm_until_shows (which selected everything): the first entry alone.
+# Home does it in the GTK programs; Dolphin keeps its selection through
+# Home, so it is started with the entry selected instead (fm_start SELECT).
+fm_select_first() {  # PROGRAM
+    [ "$1" = dolphin ] && { xdotool windowfocus "$(fm_window)" 2>/dev/null; sleep 0.3; return 0; }
+    xdotool key --clearmodifiers Home
+    sleep 0.4
+}
+
+# The program's own key for a new folder.
+fm_new_folder_key() { if [ "$1" = dolphin ]; then echo F10; else echo ctrl+shift+n; fi; }

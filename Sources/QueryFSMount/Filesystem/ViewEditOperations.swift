@@ -208,6 +208,13 @@ extension QueryFilesystem {
             }
         }
         if resolved.count >= 2, resolved[0] == Array(Self.bundlesName.utf8) { return item(inPath: Array(resolved.dropFirst())) }
+        // An entry's own link copied as it is into a folder at another depth
+        // (a file manager's copy and paste, `cp -a`: `../bundles/X` from
+        // by-name/ pasted into tag/t/): the bundle it named.
+        if target.first != UInt8(ascii: "/"), let up = parts.firstIndex(where: { $0 != [0x2E, 0x2E] }), up > 0,
+           parts.count > up + 1, parts[up] == Array(Self.bundlesName.utf8), let named = item(inPath: Array(parts[(up + 1)...])) {
+            return named
+        }
         guard resolved.count >= 2, let view = folders.folder(path: QueryFilesystem.folderPath(ofMountPath: resolved.dropLast().map { String(decoding: $0, as: UTF8.self) })),
               !view.isGroup else { return nil }
         let listing = view.listing
