@@ -5,14 +5,17 @@
 
 # Waits up to 5 s for COMMAND to succeed.
 eventually() { local _; for _ in $(seq 50); do "$@" && return 0; sleep 0.1; done; return 1; }
-in_view() { ls "$mnt/$1" | grep -qF -- "$2"; }
-not_in_view() { ! ls "$mnt/$1" | grep -qxF -- "$2"; }
-tag_folder() { ls "$mnt/$1" | grep -qxF -- "$2"; }
+# (grep reads to the end, not -q: under pipefail an early exit would fail ls with SIGPIPE, and the check with it.)
+in_view() { ls "$mnt/$1" | grep -F -- "$2" >/dev/null; }
+not_in_view() { ! ls "$mnt/$1" | grep -xF -- "$2" >/dev/null; }
+tag_folder() { ls "$mnt/$1" | grep -xF -- "$2" >/dev/null; }
+# A saved query is in BACKING's configuration (a query folder merely looked up is listed too, unsaved).
+saved_query() { grep -F -- "\"$2\"" "$backing/.queryfs.toml" >/dev/null 2>&1; }
 
 # Opens PLACE in PROGRAM with its first entry alone selected; "" when it never listed the place.
 open_with_first_selected() {  # PROGRAM PLACE
     local first
-    first=$(ls "$mnt/$2" | head -1)
+    first=$(ls "$mnt/$2" | sed -n 1p)
     listed "$mnt/$2" > "$work/want"
     fm_start "$1" "$mnt/$2" "$first"
     fm_focus 20 || return 1
@@ -26,7 +29,7 @@ open_with_first_selected() {  # PROGRAM PLACE
 # or, without a dialog, the name being edited in place (Nemo, Caja).
 fm_focus_name_field() {
     local dialog geometry
-    dialog=$(fm_dialogs | head -1)
+    dialog=$(fm_dialogs | sed -n 1p)
     [ -n "$dialog" ] || return 0
     xdotool windowfocus "$dialog" 2>/dev/null || true
     geometry=$(xdotool getwindowgeometry "$dialog" | awk '/Geometry/ { print $2 }')
@@ -39,7 +42,7 @@ edit_checks() {  # PROGRAM
     # Rename (F2) in by-name/: the title typed over the whole name, extension kept.
     new="Renamed by $program"
     if open_with_first_selected "$program" by-name; then
-        xdotool key --clearmodifiers F2; sleep 1
+        xdotool key --clearmodifiers F2; sleep 2
         xdotool key --clearmodifiers ctrl+a; xdotool type --delay 15 "$new.hpwebsite"; xdotool key --clearmodifiers Return
         dialogs=$(fm_answer_dialogs)
         if eventually in_view by-name " $new.hpwebsite"; then row "$program" "rename (F2)" "retitled${dialogs:+; dialogs: $dialogs}"
@@ -49,7 +52,7 @@ edit_checks() {  # PROGRAM
 
     # Delete (the Delete key: Move to Trash) in the largest tag folder.
     tag=$(for t in "$mnt"/tag/*/; do printf '%s\t%s\n' "$(ls "$t" | wc -l)" "$(basename "$t")"; done | sort -rn | awk -F'\t' 'NR == 1 { print $2 }')
-    first=$(ls "$mnt/tag/$tag" | head -1)
+    first=$(ls "$mnt/tag/$tag" | sed -n 1p)
     if open_with_first_selected "$program" "tag/$tag"; then
         xdotool key --clearmodifiers Delete
         dialogs=$(fm_answer_dialogs)
@@ -58,7 +61,7 @@ edit_checks() {  # PROGRAM
             if [ -L "$mnt/.Trash-$(id -u)/files/$first" ]; then
                 where="$where, in the mount's trash"
                 # Restore, as the trash's own "Restore" does: the link renamed back.
-                gio trash --restore "$(gio trash --list 2>/dev/null | awk -F'\t' -v p="$mnt/tag/$tag/$first" '$2 == p { print $1 }' | head -1)" 2>/dev/null \
+                gio trash --restore "$(gio trash --list 2>/dev/null | awk -F'\t' -v p="$mnt/tag/$tag/$first" '$2 == p { print $1 }' | sed -n 1p)" 2>/dev/null \
                     && eventually in_view "tag/$tag" "$first" && where="$where; gio trash --restore tagged it again"
             elif [ -L "$HOME/.local/share/Trash/files/$first" ]; then where="$where, a copy of the link in the home trash"
             fi
@@ -71,10 +74,10 @@ edit_checks() {  # PROGRAM
     # it joins the tag (the program copies the link), or the program says
     # why not — never a copy of the bundle in the view (a nested tag folder).
     local other title folders_before
-    other=$(for t in "$mnt"/tag/*/; do printf '%s\t%s\n' "$(ls "$t" | wc -l)" "$(basename "$t")"; done | sort -n | awk -F'\t' '$1 > 0 && $2 !~ / / { print $2; exit }')
-    first=$(ls "$mnt/by-name" | head -1); title=${first#* }
+    other=$(for t in "$mnt"/tag/*/; do printf '%s\t%s\n' "$(ls "$t" | wc -l)" "$(basename "$t")"; done | sort -n | awk -F'\t' '$1 > 0 && $2 !~ / / && !found { found = $2 } END { print found }')
+    first=$(ls "$mnt/by-name" | sed -n 1p); title=${first#* }
     folders_before=$(find "$mnt/tag/$other" -mindepth 1 -maxdepth 1 -type d | wc -l)
-    if ls "$mnt/tag/$other" | grep -qF -- " $title"; then row "$program" "copy, paste into tag/" "skipped: '$title' is in tag/$other already"
+    if in_view "tag/$other" " $title"; then row "$program" "copy, paste into tag/" "skipped: '$title' is in tag/$other already"
     elif open_with_first_selected "$program" by-name; then
         xdotool key --clearmodifiers ctrl+c; sleep 0.5
         xdotool key --clearmodifiers ctrl+l; sleep 0.5; xdotool type --delay 10 "$mnt/tag/$other"; xdotool key --clearmodifiers Return; sleep 2
@@ -97,7 +100,7 @@ edit_checks() {  # PROGRAM
             fm_focus_name_field
             xdotool key --clearmodifiers ctrl+a; xdotool type --delay 15 "$new"; xdotool key --clearmodifiers Return
             dialogs=$(fm_answer_dialogs)
-            if eventually tag_folder "$place" "$new"; then row "$program" "new folder in $place/" "'$new' made${dialogs:+; dialogs: $dialogs}"
+            if eventually "$([ "$place" = tag ] && echo tag_folder || echo saved_query)" "$place" "$new"; then row "$program" "new folder in $place/" "'$new' made${dialogs:+; dialogs: $dialogs}"
             else fail "$program" "new folder in $place/" "'$new' not made (listed: $(ls "$mnt/$place" | tr '\n' '|'))${dialogs:+; dialogs: $dialogs}"; fi
         else fail "$program" "new folder in $place/" "$place/ never listed"; fi
         fm_stop

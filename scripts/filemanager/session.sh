@@ -128,12 +128,13 @@ fm_until_shows() {
     done
 }
 
-# The session's visible windows other than the main one: its dialogs.
+# The session's visible windows other than the main one, the largest (its
+# title changes as it moves to another folder): its dialogs.
 fm_dialogs() {
-    local main window
-    main=$(fm_window)
-    for window in $(xdotool search --onlyvisible --name '.' 2>/dev/null); do [ "$window" != "$main" ] && echo "$window"; done
-    return 0
+    local window
+    for window in $(xdotool search --onlyvisible --name '.' 2>/dev/null); do
+        echo "$(xdotool getwindowgeometry "$window" 2>/dev/null | awk '/Geometry/ { split($2, s, "x"); print s[1] * s[2] }') $window"
+    done | sort -rn | awk 'NR > 1 { print $2 }'
 }
 
 # Answers each dialog the program opens (up to three, one after the other)
@@ -143,7 +144,7 @@ fm_answer_dialogs() {
     local dialog titles="" _
     for _ in 1 2 3; do
         sleep 1.5
-        dialog=$(fm_dialogs | head -1)
+        dialog=$(fm_dialogs | sed -n 1p)
         [ -n "$dialog" ] || break
         titles="$titles${titles:+; }$(xdotool getwindowname "$dialog" 2>/dev/null)"
         xdotool windowfocus "$dialog" 2>/dev/null || true
