@@ -131,9 +131,10 @@ enum FuseOperations {
             let (fs, from, to) = FuseOperations.route(request, parent, newParent)
             if fs.answeredReplayRemoval(request) { return }
             switch (from, to) {
-            case (.views, .bundles(let files)) where fs.isTrashFiles(files):
+            // The trash's renames move a name one way; an exchange has no meaning there.
+            case (.views, .bundles(let files)) where fs.isTrashFiles(files) && flags & QFS_RENAME_EXCHANGE == 0:
                 return fs.trashEntry(request, parent: parent, name: name!, files: files, newName: newName!)
-            case (.bundles(let files), .views) where fs.isTrashFiles(files):
+            case (.bundles(let files), .views) where fs.isTrashFiles(files) && flags & QFS_RENAME_EXCHANGE == 0:
                 return fs.restoreFromTrash(request, files: files, name: name!, newParent: newParent, newName: newName!)
             default: break
             }
