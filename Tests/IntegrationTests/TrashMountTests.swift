@@ -9,12 +9,19 @@ import Glibc
 /// entry is the view's `rm` (undoable), the trash keeps a link to the item,
 /// and moving that link back (a file manager's "Restore") rejoins the view.
 final class TrashMountTests: MountTestCase {
-    private func mount() throws {
+    private func mount(_ extra: [String] = []) throws {
         fixture = MountedFixture { corpus in
             corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["t"], mtime: 5_000)
             corpus.bundle("b.hpwebsite", title: "Beta", tags: ["t", "u"], mtime: 4_000)
         }
-        try fixture.mount(["--log", fixture.root + "/mount.log"])
+        try fixture.mount(["--log", fixture.root + "/mount.log"] + extra)
+    }
+
+    /// What `mkdir PATH` says as user 65534: "0", or the error it printed.
+    private func mkdirAsNobody(_ path: String) -> String {
+        let result = Program.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                                  "sh", "-c", "mkdir \"$0\" 2>&1 && echo 0", path])
+        return result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private var trash: String { fixture.mounted(".Trash-\(geteuid())") }
@@ -95,6 +102,49 @@ final class TrashMountTests: MountTestCase {
         XCTAssertEqual(status.st_uid, geteuid())
         XCTAssertFalse((RawFiles.list(fixture.mountPoint) ?? []).map(\.text).contains(".Trash-\(geteuid())"),
                        "the root lists its own folders only")
+    }
+
+    /// On a mount other users reach (`allow_other`), the trash is the mount
+    /// owner's: another user is refused by the kernel (the root is the
+    /// owner's 0755) and by the mount (another's name), cleanly.
+    func testAnotherUserHasNoTrashOnSomeoneElsesMount() throws {
+        try mount(["-o", "allow_other"])
+        XCTAssertEqual(chmod(fixture.backing, 0o1777), 0)
+        XCTAssertTrue(mkdirAsNobody(fixture.mounted(".Trash-65534")).contains("Permission denied"))
+        XCTAssertTrue(mkdirAsNobody(fixture.mounted(".Trash-0")).contains("Permission denied"))
+        var status = stat()
+        XCTAssertNotEqual(lstat(fixture.backed(".Trash-65534"), &status), 0)
+        XCTAssertEqual(mkdir(trash, 0o700), 0)
+        XCTAssertTrue(mkdirAsNobody(trash + "/files").contains("Permission denied"), "root's trash is root's")
+    }
+
+    /// An ordinary user's own mount (user 65534, in a namespace of its own,
+    /// as on a desktop): GIO makes that user's trash on it, as that user, and
+    /// trashing an entry untags it.
+    func testTheMountsOwnerTrashesAsThemselves() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to make the private /dev/fuse and switch users")
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["t"], mtime: 5_000)
+        }
+        XCTAssertEqual(Program.run(["chown", "-R", "65534:65534", fixture.backing]).status, 0)
+        let queryfs = try ReachableCopies(for: self).queryfs()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-trash-user")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let mount = UnprivilegedMount(queryfs: queryfs, backing: fixture.backing, mountPoint: fixture.mountPoint,
+                                      option: "allow_root", scratch: scratch)
+        defer { mount.stop() }
+        guard mount.waitUntilMounted() else { return }
+        let seen = "/proc/\(mount.shell)/root" + fixture.mountPoint
+        let entry = try XCTUnwrap(RawFiles.list(seen + "/tag/t")?.first?.text)
+        let trashed = Program.run(["nsenter", "-t", String(mount.shell), "-m", "--", "setpriv", "--reuid=65534", "--regid=65534",
+                                   "--clear-groups", "--", "env", "HOME=/tmp", "gio", "trash", fixture.mountPoint + "/tag/t/" + entry])
+        XCTAssertEqual(trashed.status, 0, trashed.stderrText)
+        var status = stat()
+        XCTAssertEqual(lstat(fixture.backed(".Trash-65534"), &status), 0)
+        XCTAssertEqual(status.st_uid, 65534)
+        XCTAssertEqual(status.st_mode & 0o7777, 0o700)
+        XCTAssertEqual(RawFiles.linkTarget(fixture.backed(".Trash-65534/files/" + entry)), "../../bundles/a.hpwebsite")
+        XCTAssertEqual(try tags("a.hpwebsite"), [])
     }
 
     /// What file managers probe each folder for (`.Trash`, `.directory`,

@@ -286,12 +286,12 @@ package final class QueryFilesystem: @unchecked Sendable {
     func directoryAttributes(id: UInt64, changed: Timestamp) -> stat {
         var attributes = stat()
         attributes.st_ino = ino_t(id)
-        // query/ takes mkdir and rmdir (saved queries); the kernel checks permissions.
         // Writable by the owner: query/ takes mkdir and rmdir (saved
         // queries), tag/ mkdir, rmdir and mv of tag folders, view folders ln,
-        // rm and mv of entries (edits); the kernel checks permissions. The
-        // root takes nothing.
-        attributes.st_mode = S_IFDIR | (id == NodeID.root ? 0o555 : 0o755)
+        // rm and mv of entries (edits), the root mkdir of the owner's trash
+        // folder (`.Trash-UID`, TrashOperations; the rest it refuses); the
+        // kernel checks permissions (default_permissions).
+        attributes.st_mode = S_IFDIR | 0o755
         attributes.st_nlink = 2
         attributes.st_uid = owner.uid
         attributes.st_gid = owner.gid
