@@ -127,13 +127,8 @@ final class TrashMountTests: MountTestCase {
             corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["t"], mtime: 5_000)
         }
         XCTAssertEqual(Program.run(["chown", "-R", "65534:65534", fixture.backing]).status, 0)
-        let queryfs = try ReachableCopies(for: self).queryfs()
-        let scratch = makeTemporaryDirectory(prefix: "queryfs-trash-user")
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let mount = UnprivilegedMount(queryfs: queryfs, backing: fixture.backing, mountPoint: fixture.mountPoint,
-                                      option: "allow_root", scratch: scratch)
-        defer { mount.stop() }
-        guard mount.waitUntilMounted() else { return }
+        guard let mount = try UnprivilegedMount.started(for: self, backing: fixture.backing, mountPoint: fixture.mountPoint,
+                                                        option: "allow_root") else { return }
         let seen = "/proc/\(mount.shell)/root" + fixture.mountPoint
         let entry = try XCTUnwrap(RawFiles.list(seen + "/tag/t")?.first?.text)
         let trashed = Program.run(["nsenter", "-t", String(mount.shell), "-m", "--", "setpriv", "--reuid=65534", "--regid=65534",

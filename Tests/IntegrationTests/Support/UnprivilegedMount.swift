@@ -47,3 +47,17 @@ struct UnprivilegedMount {
         }
     }
 }
+
+extension UnprivilegedMount {
+    /// The mount `test` makes as user 65534 with `-o option` (the binary and
+    /// a scratch folder made reachable), stopped and cleaned at the test's
+    /// teardown; nil, with the failure recorded, when it never came.
+    static func started(for test: XCTestCase, backing: String, mountPoint: String, option: String) throws -> UnprivilegedMount? {
+        let queryfs = try ReachableCopies(for: test).queryfs()
+        let scratch = makeTemporaryDirectory(prefix: "queryfs-unprivileged")
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: scratch) }
+        let mount = UnprivilegedMount(queryfs: queryfs, backing: backing, mountPoint: mountPoint, option: option, scratch: scratch)
+        test.addTeardownBlock { mount.stop() }
+        return mount.waitUntilMounted() ? mount : nil
+    }
+}
