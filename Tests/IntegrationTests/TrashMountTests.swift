@@ -19,8 +19,9 @@ final class TrashMountTests: MountTestCase {
 
     /// What `mkdir PATH` says as user 65534: "0", or the error it printed.
     private func mkdirAsNobody(_ path: String) -> String {
+        // LC_ALL=C: the message compared is mkdir's own, untranslated whatever the machine's locale.
         let result = Program.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-                                  "sh", "-c", "mkdir \"$0\" 2>&1 && echo 0", path])
+                                  "env", "LC_ALL=C", "sh", "-c", "mkdir \"$0\" 2>&1 && echo 0", path])
         return result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -30,14 +30,11 @@ package enum IndexedCatalog {
         throws(SystemError) -> (definition: ViewDefinition, members: [Item])?
     {
         guard let (definition, key) = storedKey(viewPath, viewSet: configuration.viewSet) else { return nil }
-        let sources = configuration.readingSources(adding: extra)
-        let root = try BackingDirectory(path: path, readingAs: sources)
+        let (root, identity) = try wanted(backing: path, configuration: configuration, sources: extra)
         let location = settings.location
         guard location.refusal(backing: root.path) == nil,
               settings.trust || IndexLock.holder(location)?.hasPrefix("mount ") == true
         else { return nil }
-        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: Scanner(sources: sources).payloadLimit,
-                                              ignorePatterns: configuration.ignore)
         guard let members = IndexFile.readView(path: location.path, wanted: identity, view: key) else { return nil }
         return (definition, members)
     }
@@ -54,15 +51,25 @@ package enum IndexedCatalog {
         return (.tag(folder: folder), .tag(folder))
     }
 
-    package static func load(backing path: String, configuration: Configuration, sources extra: FieldSources,
-                            index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
+    /// BACKING opened as the command reads it, and what an index must
+    /// describe to serve the command (`IndexFile.Identity`).
+    private static func wanted(backing path: String, configuration: Configuration,
+                               sources extra: FieldSources) throws(SystemError) -> (BackingDirectory, IndexFile.Identity)
     {
         let sources = configuration.readingSources(adding: extra)
         let root = try BackingDirectory(path: path, readingAs: sources)
+        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: Scanner(sources: sources).payloadLimit,
+                                              ignorePatterns: configuration.ignore)
+        return (root, identity)
+    }
+
+    package static func load(backing path: String, configuration: Configuration, sources extra: FieldSources,
+                            index settings: IndexSettings) throws(SystemError) -> (Catalog, Use)
+    {
+        let (root, identity) = try wanted(backing: path, configuration: configuration, sources: extra)
+        let sources = identity.sources
         let viewSet = configuration.viewSet
         let scanner = Scanner(sources: sources)
-        let identity = try IndexFile.Identity(backing: root, sources: sources, payloadLimit: scanner.payloadLimit,
-                                              ignorePatterns: configuration.ignore)
         let location = settings.location
         if let refusal = location.refusal(backing: root.path) {
             return (try Catalog.load(backing: path, configuration: configuration, sources: extra), Use(path: location.path, how: "not used: " + refusal))
