@@ -121,7 +121,7 @@ enum ViewResolver {
             let stored: (definition: ViewDefinition, members: [Item])?
             do {
                 stored = try IndexedCatalog.storedView(text, backing: backing, configuration: configuration,
-                                                       sources: querySources(text), index: index)
+                                                       sources: querySources(parse(text)), index: index)
             } catch {
                 throw Failure("cannot read backing directory \(backing): \(error.message)")
             }
@@ -135,19 +135,21 @@ enum ViewResolver {
     }
 
     /// The payload keys VIEW needs read when it is a query.
-    private static func querySources(_ text: String) -> FieldSources {
+    private static func querySources(_ parsed: Result<Query, QueryError>) -> FieldSources {
         var sources = FieldSources()
-        if let query = try? Query(parsing: text, now: .now) { sources.extraKeyPaths = query.payloadKeyPaths }
+        if case .success(let query) = parsed { sources.extraKeyPaths = query.payloadKeyPaths }
         return sources
+    }
+
+    private static func parse(_ text: String) -> Result<Query, QueryError> {
+        Result { () throws(QueryError) in try Query(parsing: text, now: .now) }
     }
 
     static func resolve(_ text: String, in backing: String, configFile: String? = nil, index: IndexSettings? = nil) throws
         -> (Catalog, ViewDefinition)
     {
-        let parsed = Result { () throws(QueryError) in try Query(parsing: text, now: .now) }
-        var sources = FieldSources()
-        if case .success(let query) = parsed { sources.extraKeyPaths = query.payloadKeyPaths }
-        let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: sources, index: index)
+        let parsed = parse(text)
+        let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: querySources(parsed), index: index)
         if let definition = catalog.view(at: text) { return (catalog, definition) }
         switch parsed {
         case .success(let query):
