@@ -16,6 +16,7 @@ import QueryFSEngine
 ///     sidecars = ["xmp", "json"]            # X.jpg.xmp / X.xmp, X.info.json / X.json beside a file
 ///     inline-tags = true                    # notes' #tags in their text are tags too
 ///     queries = ["tag:swift -archived"]     # saved query/ folders (mkdir/rmdir there)
+///     desktop-entries = ["by-modified", "tag/*"]  # these views' entries are .desktop links (DesktopEntryViews)
 ///
 ///     [fields]
 ///     title = ["title", "webTitle"]
@@ -56,6 +57,8 @@ package struct Configuration: Equatable, Sendable {
     package var format: CollectionFormat?
     /// Queries saved as `query/<query>/` folders (`mkdir` there adds one).
     package var savedQueries: [String] = []
+    /// The views whose entries are freedesktop link files.
+    package var desktopEntries = DesktopEntryViews()
 
     package init() {}
 
@@ -122,13 +125,20 @@ package struct Configuration: Equatable, Sendable {
                         throw fail("saved query '\(text)': \(error.message)", at: [key], column: valueColumn(of: [key]))
                     }
                 }
+            case "desktop-entries":
+                let patterns = try Self.strings(value, named: key) { fail($0, at: [key]) }
+                if let bad = patterns.first(where: { $0.isEmpty || $0.hasPrefix("/") }) {
+                    throw fail("'\(bad)' is no view path pattern (by-name, reading/today, tag/*, query/*, *)",
+                               at: [key], column: valueColumn(of: [key]))
+                }
+                desktopEntries = DesktopEntryViews(patterns)
             case "views", "fields", "conflicts":
                 guard value?.table != nil else { throw fail("'\(key)' is a table: [\(key)]", at: [key]) }
             default:
                 if value?.table != nil, layout.header([key]) != nil {
                     throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
                 }
-                throw fail("unknown setting '\(key)' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, [views], [fields], [conflicts])", at: [key], column: 1)
+                throw fail("unknown setting '\(key)' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, desktop-entries, [views], [fields], [conflicts])", at: [key], column: 1)
             }
         }
         if let fields = table["fields"]?.table {

@@ -127,7 +127,8 @@ package final class ConfigurationReloader: @unchecked Sendable {
         }
         // (Views by their text: ages in them count from another now.)
         guard readBack.views.map({ [$0.text] + $0.path }) == edited.views.map({ [$0.text] + $0.path }),
-              readBack.sources == edited.sources, readBack.ignore == edited.ignore else {
+              readBack.sources == edited.sources, readBack.ignore == edited.ignore,
+              readBack.desktopEntries == edited.desktopEntries else {
             throw .system(SystemError(errno: EIO, operation: "rewrite", path: path,
                                       detail: "rewriting the queries setting would change other settings; edit it by hand"))
         }
@@ -161,7 +162,7 @@ package final class ConfigurationReloader: @unchecked Sendable {
 extension Configuration {
     /// The built-in views, then the configured ones.
     package var viewSet: ViewSet {
-        ViewSet(fixed: ViewDefinition.builtIn + views.map { $0.query.view(at: $0.path) })
+        ViewSet(fixed: ViewDefinition.builtIn + views.map { $0.query.view(at: $0.path) }, desktopEntries: desktopEntries)
     }
 
     /// Payload key paths the saved queries filter or sort on (kept by the scan).

@@ -151,18 +151,20 @@ package final class ItemRecord: Sendable {
 
     /// The title and extension entries show (`.title`: the sanitized title and the name's extension).
     package func entryTitle(_ naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
-        naming == .clashingItem && conflict != nil
+        var shown = naming.source == .clashingItem && conflict != nil
             ? EntryNaming.clashingTitle(of: conflictOf ?? name) : (displayTitle, displayExtension)
+        if naming.desktopFile { shown.1 = ViewDefinition.EntryTitle.desktopExtension }
+        return shown
     }
 
     /// Whether entries of the two records read alike but for their ranks:
     /// compared as bytes, no String built (a sweep of a million shifted entries asks this of each).
     package func hasSameEntryTitle(as other: ItemRecord, naming: ViewDefinition.EntryTitle) -> Bool {
-        if naming == .clashingItem, conflict != nil || other.conflict != nil {
+        if naming.source == .clashingItem, conflict != nil || other.conflict != nil {
             return entryTitle(naming) == other.entryTitle(naming)
         }
         let same = text[displayTitleRange].elementsEqual(other.text[other.displayTitleRange])
-        return same && displayExtension == other.displayExtension
+        return same && (naming.desktopFile || displayExtension == other.displayExtension)
     }
 
     /// Whether `rest` is this record's entry name after a rank of `width`
@@ -170,7 +172,7 @@ package final class ItemRecord: Sendable {
     /// name that may be cut to 255 bytes, which only `EntryNaming.entryName`
     /// builds right. The title's bytes are compared first: nearly every
     /// entry differs there, and a search that misses asks every entry.
-    package func entryRestEquals(_ rest: [UInt8], width: Int) -> Bool? {
+    package func entryRestEquals(_ rest: [UInt8], width: Int, desktopFile: Bool = false) -> Bool? {
         let title = displayTitleRange
         // The extension is at most the name: a bound on the length, without finding it.
         guard width + 2 + title.count + name.bytes.count <= EntryNaming.maximumNameLength else { return nil }
@@ -179,7 +181,7 @@ package final class ItemRecord: Sendable {
             memcmp(textStart + title.lowerBound, rest.baseAddress!, title.count) == 0
         }
         guard titleMatches else { return false }
-        let ext = displayExtension.utf8
+        let ext = (desktopFile ? ViewDefinition.EntryTitle.desktopExtension : displayExtension).utf8
         if ext.isEmpty { return rest.count == title.count }
         return rest.count == title.count + 1 + ext.count && rest[title.count] == UInt8(ascii: ".")
             && rest[(title.count + 1)...].elementsEqual(ext)

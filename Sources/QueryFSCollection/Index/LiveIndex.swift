@@ -132,7 +132,7 @@ package final class LiveIndex {
         if let storedTags = storedOrders.tags {
             for (folder, positions) in storedTags {
                 guard let members = placed(positions) else { continue }
-                tagViews[folder] = SortedView(definition: .tag(folder: folder), records: members)
+                tagViews[folder] = SortedView(definition: viewSet.styled(.tag(folder: folder)), records: members)
                 viewsPlacedFromStoredOrders += 1
             }
             return
@@ -144,7 +144,7 @@ package final class LiveIndex {
         }
         items.withUnsafeBufferPointer { buffer in
             for (folder, var indexes) in members {
-                let definition = ViewDefinition.tag(folder: folder)
+                let definition = viewSet.styled(.tag(folder: folder))
                 ViewSorter.sort(&indexes, items: buffer, order: definition.order)
                 tagViews[folder] = SortedView(definition: definition, records: indexes.map { itemRecords[$0] })
             }
@@ -183,6 +183,8 @@ package final class LiveIndex {
     package struct Reconfiguration: Sendable, Equatable {
         package var removed: [[String]] = []
         package var remade: [[String]] = []
+        /// The views as they are now (what the mount names entries by).
+        package var viewSet: ViewSet?
     }
 
     /// Takes a new set of configured views (the configuration was reloaded):
@@ -201,13 +203,23 @@ package final class LiveIndex {
         let newPaths = Set(newSet.fixed.map(\.path))
         result.removed = viewSet.fixed.map(\.path).filter { !newPaths.contains($0) }
         viewSet = newSet
+        // Tag and query folders whose entries change form (`desktop-entries`): same members, new names.
+        for (folder, view) in tagViews where view.definition != newSet.styled(view.definition) {
+            tagViews[folder] = SortedView(restyling: view, as: newSet.styled(view.definition))
+            result.remade.append(view.definition.path)
+        }
+        for (text, view) in queryViews where view.definition != newSet.styled(view.definition) {
+            queryViews[text] = SortedView(restyling: view, as: newSet.styled(view.definition))
+            result.remade.append(view.definition.path)
+        }
+        result.viewSet = newSet
         return result
     }
 
     /// The view of an ad-hoc query, made (and kept current from now on) if new.
     package func queryView(_ text: String, _ query: Query) -> SortedView {
         if let existing = queryViews[text] { return existing }
-        let definition = query.view(at: [ViewDefinition.queryFolder, text])
+        let definition = viewSet.styled(query.view(at: [ViewDefinition.queryFolder, text]))
         let view = SortedView(definition: definition, records: selectForQuery(definition))
         queryViews[text] = view
         return view
@@ -310,7 +322,7 @@ package final class LiveIndex {
             .sorted(by: { compareBytes(Array($0.utf8), Array($1.utf8)) < 0 })
         {
             let existing = tagViews[folder]
-            let view = existing ?? SortedView(definition: .tag(folder: folder), records: [])
+            let view = existing ?? SortedView(definition: viewSet.styled(.tag(folder: folder)), records: [])
             let kindBefore: ViewChange.Kind = existing == nil ? .appeared : .changed
             let isMember = { (placed: Placed) in foldersOfRecord[ObjectIdentifier(placed.record)]?.contains(folder) ?? false }
             guard var change = update(view, with: changed, kind: kindBefore, isMember: isMember) else { continue }

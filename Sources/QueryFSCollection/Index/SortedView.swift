@@ -10,6 +10,13 @@ package final class SortedView {
         self.records = RecordList(records)
     }
 
+    /// `view`'s members in its order under `definition`, which orders and
+    /// selects alike (only what its entries are differs).
+    init(restyling view: SortedView, as definition: ViewDefinition) {
+        self.definition = definition
+        records = view.records
+    }
+
     package var count: Int { records.count }
 
     func contains(_ item: Item) -> Bool { definition.filter.matches(item) }

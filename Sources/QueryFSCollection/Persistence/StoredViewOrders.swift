@@ -55,7 +55,10 @@ struct StoredViewOrders: Sendable, Equatable {
     /// The key a fixed view's order is stored under; nil for a view whose
     /// members depend on the time (it is never stored).
     static func key(of definition: ViewDefinition) -> String? {
-        definition.shortestAge == nil ? String(reflecting: definition) : nil
+        // What entries are (symlinks or desktop files) does not change the order.
+        var ordered = definition
+        ordered.entryTitle.desktopFile = false
+        return definition.shortestAge == nil ? String(reflecting: ordered) : nil
     }
 
     /// A view as stored: a fixed view by `key(of:)`, or a tag folder by its name.

@@ -54,8 +54,10 @@ package enum EntryNaming {
     /// own, or (`clashingItem`) the name of the item it clashes with, split
     /// and sanitized as a name without a title is.
     package static func entryTitle(of item: Item, naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
-        if naming == .clashingItem, let original = item.conflictOf { return clashingTitle(of: original) }
-        return (displayTitle(of: item), displayExtension(of: item))
+        var shown = (title: displayTitle(of: item), ext: displayExtension(of: item))
+        if naming.source == .clashingItem, let original = item.conflictOf { shown = clashingTitle(of: original) }
+        if naming.desktopFile { shown.ext = ViewDefinition.EntryTitle.desktopExtension }
+        return shown
     }
 
     /// What a `conflicts/` entry shows: the name of the item a copy clashes

@@ -11,12 +11,32 @@ package struct ViewDefinition: Equatable, Sendable {
     /// What its entries are named after (SPEC §3: the item's title).
     package var entryTitle = EntryTitle.title
 
-    /// What a view's entries are named after, behind their rank.
-    package enum EntryTitle: Sendable, Equatable {
-        /// The item's title (every view but one).
-        case title
-        /// The name of the item the entry's item clashes with (`conflicts/`), exactly.
-        case clashingItem
+    /// What a view's entries are named after, behind their rank, and what
+    /// they are on the mount.
+    package struct EntryTitle: Sendable, Equatable, Hashable {
+        package enum Source: Sendable, Equatable, Hashable {
+            /// The item's title (every view but one).
+            case title
+            /// The name of the item the entry's item clashes with (`conflicts/`), exactly.
+            case clashingItem
+        }
+
+        package var source: Source
+        /// Entries are freedesktop link files (`0001 Title.desktop`, opened in
+        /// the browser by a double-click) instead of symlinks: the views the
+        /// configuration's `desktop-entries` names.
+        package var desktopFile = false
+
+        package init(source: Source, desktopFile: Bool = false) {
+            self.source = source
+            self.desktopFile = desktopFile
+        }
+
+        package static let title = EntryTitle(source: .title)
+        package static let clashingItem = EntryTitle(source: .clashingItem)
+
+        /// The extension a desktop entry's name ends with, in place of its item's.
+        package static let desktopExtension = "desktop"
     }
 
     package init(path: [String], filter: Predicate, order: Ordering, shortestAge: Double? = nil) {
@@ -26,7 +46,8 @@ package struct ViewDefinition: Equatable, Sendable {
         self.shortestAge = shortestAge
     }
 
-    /// How the entries of the folder at `path` are named (only `conflicts/` differs).
+    /// How the entries of the folder at `path` are named (only `conflicts/`
+    /// differs), symlinks; `ViewSet.entryTitle(forPath:)` adds the desktop form.
     package static func entryTitle(forPath path: [String]) -> EntryTitle {
         path == conflicts.path ? conflicts.entryTitle : .title
     }

@@ -57,11 +57,14 @@ extension ViewDefinition {
 
 /// Every view over a set of items: the built-ins, one per tag in use, and
 /// any configured views.
-package struct ViewSet: Sendable {
+package struct ViewSet: Sendable, Equatable {
     package var fixed: [ViewDefinition]
+    package var desktopEntries: DesktopEntryViews
 
-    package init(fixed: [ViewDefinition] = ViewDefinition.builtIn) {
-        self.fixed = fixed
+    package init(fixed: [ViewDefinition] = ViewDefinition.builtIn, desktopEntries: DesktopEntryViews = DesktopEntryViews()) {
+        self.desktopEntries = desktopEntries
+        self.fixed = []
+        self.fixed = fixed.map(styled)
     }
 
     /// Tag folder names in use, sorted bytewise.
@@ -77,7 +80,7 @@ package struct ViewSet: Sendable {
 
     /// All views over `items`, fixed views first, then `tag/<tag>/` folders.
     package func views(over items: [Item]) -> [ViewDefinition] {
-        fixed + Self.tagFolders(of: items).map(ViewDefinition.tag(folder:))
+        fixed + Self.tagFolders(of: items).map { styled(.tag(folder: $0)) }
     }
 
     /// The view at a path as typed by a user (`unarchived`, `tag/rock∕metal`,
@@ -88,7 +91,7 @@ package struct ViewSet: Sendable {
         // `tag/a/b`: the folder of the nested tag `a/b`.
         if components.count >= 2, components[0] == ViewDefinition.tagFolder {
             let folder = components.dropFirst().joined(separator: "/")
-            if Self.tagFolders(of: items).contains(folder) { return .tag(folder: folder) }
+            if Self.tagFolders(of: items).contains(folder) { return styled(.tag(folder: folder)) }
         }
         return nil
     }

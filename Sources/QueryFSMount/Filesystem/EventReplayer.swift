@@ -218,6 +218,10 @@ final class EventReplayer: @unchecked Sendable {
                     at: Place(folder: folderPath, name: from), in: folders) { folderFD, source in
                 to.withCString { renameat(folderFD, source, folderFD, $0) }
             }
+        case .create(let name, let record) where folder.listing.naming.desktopFile:
+            // A desktop entry is a file: made by mknod, whose answer must be one.
+            perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name],
+                    at: Place(folder: folderPath, name: name), in: folders) { mknodat($0, $1, S_IFREG | 0o444, 0) }
         case .create(let name, let record):
             let target = filesystem.linkStyle.target(for: record.name, depth: folder.depth)
             perform(parent: folder.id, present: [:], made: entry(record, in: folder), invalidating: [name],
@@ -290,7 +294,8 @@ final class EventReplayer: @unchecked Sendable {
 
     private func entry(_ record: ItemRecord, in folder: ViewFolder) -> fuse_entry_param {
         let id = NodeID.entry(folder: folder.serial, item: record.serial)
-        var entry = filesystem.entryParameters(id: id, attributes: filesystem.entryAttributes(id: id, record: record, depth: folder.depth),
+        var entry = filesystem.entryParameters(id: id, attributes: filesystem.entryAttributes(id: id, record: record, depth: folder.depth,
+                                                                                               desktop: folder.listing.naming.desktopFile),
                                                timeout: filesystem.policy.viewTimeout)
         // Attributes are asked for again: the record replayed may be older than the latest.
         entry.attr_timeout = 0

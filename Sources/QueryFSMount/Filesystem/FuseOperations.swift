@@ -90,6 +90,7 @@ enum FuseOperations {
         }
         ops.mknod = { request, parent, name, mode, device in
             let (fs, tree) = FuseOperations.route(request, parent)
+            if fs.answeredReplayMake(request, parent: parent, name: name!) { return }
             guard case .bundles(let node) = tree else { return fs.refuseOnView(request, "mknod") }
             fs.coordinated(request, [fs.item(named: name!, in: node)]) {
                 fs.passthroughMake(request, parent: node, name: name!) { mknodat($0, name!, mode, device) }
@@ -151,8 +152,8 @@ enum FuseOperations {
                 fs.coordinated(request, [node.item]) { fs.passthroughOpen(request, node, info: info!) }
             case (let fs, .bundles(let node)): fs.passthroughOpen(request, node, info: info!)
             case (let fs, .views) where id == NodeID.status: fs.openStatus(request, info: info!)
-            // View entries are symlinks: the kernel follows them, it never opens them.
-            case (let fs, .views): fs.fail(request, EISDIR)
+            // Symlink entries the kernel follows, never opens; desktop entries open for reading.
+            case (let fs, .views): fs.viewOpen(request, id: id, info: info!)
             }
         }
         ops.create = { request, parent, name, mode, info in

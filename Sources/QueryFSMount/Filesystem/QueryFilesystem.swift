@@ -116,6 +116,7 @@ package final class QueryFilesystem: @unchecked Sendable {
         titlePresence = catalog.withIndex { $0.titlePresence }
         catalog.withIndex { index in
             fixedPathsStorage = index.viewSet.fixed.map(\.path)
+            viewSetStorage = index.viewSet
             folders.rememberAll(index.records)
             for view in index.views { installListing(of: view.definition.path, records: view.records, at: mountTime) }
             installGroups(at: mountTime)
@@ -151,7 +152,7 @@ package final class QueryFilesystem: @unchecked Sendable {
     /// Publishes the current listing of `view` (called at mount and by the watcher).
     @discardableResult
     func installListing(of path: [String], records: RecordList, at time: Timestamp) -> (folder: ViewFolder, old: ViewListing?) {
-        let listing = ViewListing(records: records, naming: ViewDefinition.entryTitle(forPath: path))
+        let listing = ViewListing(records: records, naming: entryTitle(forPath: path))
         let (folder, isNew) = folders.folder(path: path, listing: listing, time: time)
         var old: ViewListing?
         if !isNew {
@@ -168,7 +169,7 @@ package final class QueryFilesystem: @unchecked Sendable {
         guard path.count == 2, path[0] == ViewDefinition.queryFolder else { return installListing(of: path, records: records, at: time) }
         guard let folder = folders.folder(path: path) else { return nil }
         let old = folder.listing
-        folder.replace(ViewListing(records: records, naming: ViewDefinition.entryTitle(forPath: path)), at: time)
+        folder.replace(ViewListing(records: records, naming: entryTitle(forPath: path)), at: time)
         return (folder, old)
     }
 
@@ -203,6 +204,14 @@ package final class QueryFilesystem: @unchecked Sendable {
     private var fixedPathsStorage: [[String]] = []
     private let fixedPathsLock = PlainLock()
     var fixedPaths: [[String]] { fixedPathsLock.withLock { fixedPathsStorage } }
+    /// The views as configured (read under `fixedPathsLock`): what each
+    /// folder's entries are named after and whether they are desktop files.
+    private var viewSetStorage = ViewSet()
+
+    /// How entries of the folder at `path` are named, and what they are.
+    func entryTitle(forPath path: [String]) -> ViewDefinition.EntryTitle {
+        fixedPathsLock.withLock { viewSetStorage }.entryTitle(forPath: path)
+    }
 
     /// Top-level folders of the root (fixed views and groups of nested
     /// views, in configuration order), excluding `tag/` and `query/`.
@@ -242,7 +251,8 @@ package final class QueryFilesystem: @unchecked Sendable {
         -> (entries: [(parent: UInt64, name: [UInt8])], inodes: [UInt64])
     {
         let oldPaths = fixedPaths
-        let newPaths = catalog.withIndex { $0.viewSet.fixed.map(\.path) }
+        let viewSet = change.viewSet ?? catalog.withIndex { $0.viewSet }
+        let newPaths = viewSet.fixed.map(\.path)
         let oldGroups = Self.groups(of: oldPaths).map(\.path)
         let newGroups = Self.groups(of: newPaths).map(\.path)
         var entries: [(parent: UInt64, name: [UInt8])] = []
@@ -259,7 +269,7 @@ package final class QueryFilesystem: @unchecked Sendable {
         }
         // A path that was a group and is now a view (or the reverse) gets a new folder.
         for path in change.remade where oldGroups.contains(path) { folders.removeFolder(path: path) }
-        fixedPathsLock.withLock { fixedPathsStorage = newPaths }
+        fixedPathsLock.withLock { (fixedPathsStorage, viewSetStorage) = (newPaths, viewSet) }
         for path in change.remade {
             guard let (folder, _) = publishListing(of: path, records: listings[path] ?? [], at: time) else { continue }
             inodes.append(folder.id)
@@ -303,7 +313,12 @@ package final class QueryFilesystem: @unchecked Sendable {
         return attributes
     }
 
-    func entryAttributes(id: UInt64, record: ItemRecord, depth: Int) -> stat {
+    /// An entry's attributes: a symlink's, or (`desktop`) a desktop entry's.
+    func entryAttributes(id: UInt64, record: ItemRecord, depth: Int, desktop: Bool) -> stat {
+        desktop ? desktopEntryAttributes(id: id, record: record) : linkAttributes(id: id, record: record, depth: depth)
+    }
+
+    func linkAttributes(id: UInt64, record: ItemRecord, depth: Int) -> stat {
         var attributes = stat()
         attributes.st_ino = ino_t(id)
         attributes.st_mode = S_IFLNK | 0o777

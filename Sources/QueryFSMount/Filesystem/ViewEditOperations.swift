@@ -97,7 +97,10 @@ extension QueryFilesystem {
         // The entry, under the name given; not kept (its real name is computed), so the kernel asks again.
         guard let record = catalog.withIndex({ $0.records[item] }) else { return fail(request, ENOENT) }
         let id = NodeID.entry(folder: folder.serial, item: record.serial)
-        var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
+        // A link, as symlink(2) made, even in a folder of desktop entries: the
+        // kernel refuses an answer of another type, and replaces the node when
+        // it next looks the name up (zero timeouts).
+        var entry = entryParameters(id: id, attributes: linkAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
         fuse_reply_entry(request, &entry)
         forgetNamesAfterReply()
     }
@@ -140,7 +143,7 @@ extension QueryFilesystem {
             item = record.name
             if source.serial == target.serial {
                 // conflicts/ names entries after the item they clash with, not their title: no title to set there.
-                guard sourceView.entryTitle == .title else {
+                guard sourceView.entryTitle.source == .title else {
                     return refuse(request, EPERM, "\(shown): conflicts/ names entries after the item they clash with; retitle in another view")
                 }
                 return retitle(request, record, newName: newName, in: target, what: shown)
@@ -160,13 +163,15 @@ extension QueryFilesystem {
     }
 
     /// A rename within a view folder (`mv`, a file manager's F2) sets the
-    /// title: the new name less a leading rank and the item's `.ext`.
+    /// title: the new name less a leading rank and the entry's `.ext` (the
+    /// item's, or `.desktop`).
     private func retitle(_ request: fuse_req_t?, _ record: ItemRecord, newName: UnsafePointer<CChar>, in folder: ViewFolder, what: String) {
         var title = Substring(String(decoding: Self.bytes(newName), as: UTF8.self))
         if let space = title.firstIndex(of: " "), !title[..<space].isEmpty, title[..<space].allSatisfy({ ("0"..."9").contains($0) }) {
             title = title[title.index(after: space)...]
         }
-        let suffix = record.displayExtension.isEmpty ? "" : "." + record.displayExtension
+        let ext = record.entryTitle(folder.listing.naming).ext
+        let suffix = ext.isEmpty ? "" : "." + ext
         if !suffix.isEmpty, title.hasSuffix(suffix) { title = title.dropLast(suffix.count) }
         guard !title.isEmpty else { return refuse(request, EINVAL, "\(what): the new name leaves no title") }
         let code = edit(record.name, [.setTitle(String(title))], what: what, expected: { _ in true })

@@ -80,7 +80,7 @@ final class ViewListing: @unchecked Sendable {
         if let exact = index(ofEntryNamed: name) { return .found(exact) }
         // In conflicts/ the copies of one item share a name but for the rank:
         // the nearest match could be another copy.
-        guard naming == .title, records.count > 0 else { return .missing }
+        guard naming.source == .title, records.count > 0 else { return .missing }
         // A title may itself begin with digits and a space: then both readings are tried.
         var readings: [(rank: Int, rest: [UInt8])] = []
         if let ranked = Self.rankAndRest(name) { readings.append(ranked) }
@@ -96,7 +96,8 @@ final class ViewListing: @unchecked Sendable {
     private func search(rest: [UInt8], nearRank rank: Int, isCurrent: () -> Bool, mayHaveTitle: ([UInt8]) -> Bool) -> StaleSearch {
         if restLock.withLock({ missedRests.contains(rest) }) { return .missing }
         // A title no item has (a name that may be cut to 255 bytes is not asked about).
-        if width + 1 + rest.count < EntryNaming.maximumNameLength - 4, !mayHaveTitle(rest) { return .missing }
+        // (Desktop entries' names end in `.desktop`, which the titles known are not kept with.)
+        if !naming.desktopFile, width + 1 + rest.count < EntryNaming.maximumNameLength - 4, !mayHaveTitle(rest) { return .missing }
         let center = min(max(rank - 1, 0), records.count - 1)
         // Outward from the rank: a file manager a change or two behind.
         for distance in 0...Self.nearbyRanks {
@@ -126,7 +127,7 @@ final class ViewListing: @unchecked Sendable {
         // Compared as the record's bytes where it can be: a search that
         // misses walks every entry, and building each title as a String
         // cost 300 ms at 1,000,000 entries.
-        if naming == .title, let equal = record.entryRestEquals(rest, width: width) { return equal }
+        if naming.source == .title, let equal = record.entryRestEquals(rest, width: width, desktopFile: naming.desktopFile) { return equal }
         let (shownTitle, shownExt) = record.entryTitle(naming)
         let title = shownTitle.utf8, ext = shownExt.utf8
         let length = title.count + (ext.isEmpty ? 0 : 1 + ext.count)

@@ -74,7 +74,8 @@ extension QueryFilesystem {
                 // Only an exact name is kept (a stale one has no timeout).
                 if exact { listing.noteShown(index..<index + 1) }
                 let id = NodeID.entry(folder: serial, item: record.serial)
-                var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth),
+                var entry = entryParameters(id: id, attributes: entryAttributes(id: id, record: record, depth: folder.depth,
+                                                                                 desktop: listing.naming.desktopFile),
                                             timeout: exact ? policy.viewTimeout : 0)
                 fuse_reply_entry(request, &entry)
             }
@@ -187,7 +188,7 @@ extension QueryFilesystem {
             return directoryAttributes(id: id, changed: folder.changed)
         case .entry(let folderSerial, let itemSerial):
             guard let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial) else { return nil }
-            return entryAttributes(id: id, record: record, depth: folder.depth)
+            return entryAttributes(id: id, record: record, depth: folder.depth, desktop: folder.listing.naming.desktopFile)
         default: return nil
         }
     }
@@ -207,6 +208,8 @@ extension QueryFilesystem {
     func viewReadlink(_ request: fuse_req_t?, id: UInt64) {
         guard case .entry(let folderSerial, let itemSerial) = NodeID.kind(of: id) else { return fail(request, EINVAL) }
         guard let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial) else { return fail(request, ESTALE) }
+        // A desktop entry is a file; a link the kernel still held from before its folder changed form reads as none.
+        guard !folder.listing.naming.desktopFile else { return fail(request, EINVAL) }
         linkStyle.target(for: record.name, depth: folder.depth).withCString { _ = fuse_reply_readlink(request, $0) }
         if kernelCachesSymlinks.load(ordering: .relaxed) { linkWarmer?.noteReadlink(request, folder: folder) }
     }
@@ -280,7 +283,8 @@ extension QueryFilesystem {
                 }
                 let record = listing.records[index - 2]
                 let entryID = NodeID.entry(folder: serial, item: record.serial)
-                return .init(name: listing.name(at: index - 2), attributes: entryAttributes(id: entryID, record: record, depth: folder.depth),
+                return .init(name: listing.name(at: index - 2),
+                             attributes: entryAttributes(id: entryID, record: record, depth: folder.depth, desktop: listing.naming.desktopFile),
                              id: entryID)
             }
         default:

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFuse
+import CSystemShims
+import QueryFSEngine
+import QueryFSCollection
+
+/// Entries of the views `desktop-entries` names: read-only regular files
+/// holding a freedesktop link (`DesktopEntryText`), made from the record in
+/// memory when asked for. Every edit (`rm`, `mv`, `ln -s` into the view)
+/// works on them as on symlinks: those handlers go by name and item.
+extension QueryFilesystem {
+    /// Images a bundle may hold that show as its icon, first found first
+    /// (Hipstapaper's `image.jpg`, ArchiveBox's screenshot and favicon).
+    static let bundleIconNames = ["image.jpg", "image.png", "screenshot.png", "favicon.ico"]
+    /// Extensions of items that are images themselves: their own icon.
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "tif", "tiff", "heic", "avif", "bmp", "svg"]
+
+    /// The text of `record`'s desktop entry.
+    func desktopEntryText(of record: ItemRecord) -> [UInt8] {
+        let itemPath = Array((mountPoint + "/" + Self.bundlesName + "/").utf8) + record.name.bytes
+        let title = record.title.isEmpty ? record.displayTitle : record.title
+        return DesktopEntryText.make(title: title, url: record.url, itemPath: itemPath, icon: icon(of: record))
+    }
+
+    /// An image of the item to show as the entry's icon, by its path on the
+    /// mount; else `text-html` for a web page; else none. One `fstatat` per
+    /// candidate in BACKING, asked once per entry per listing the kernel keeps.
+    private func icon(of record: ItemRecord) -> String? {
+        guard let name = String(validating: record.name.bytes, as: UTF8.self) else { return record.url == nil ? nil : "text-html" }
+        let onMount = mountPoint + "/" + Self.bundlesName + "/" + name
+        switch record.kind {
+        case .file where Self.imageExtensions.contains(record.name.ext.lowercased()):
+            return onMount
+        case .bundle:
+            for candidate in Self.bundleIconNames {
+                var status = stat()
+                if fstatat(passthrough.rootFD, name + "/" + candidate, &status, AT_SYMLINK_NOFOLLOW) == 0,
+                   status.st_mode & S_IFMT == S_IFREG {
+                    return onMount + "/" + candidate
+                }
+            }
+        case .file:
+            break
+        }
+        return record.url == nil ? nil : "text-html"
+    }
+
+    /// A desktop entry as the kernel sees it: a read-only file of its text's size.
+    func desktopEntryAttributes(id: UInt64, record: ItemRecord) -> stat {
+        var attributes = stat()
+        attributes.st_ino = ino_t(id)
+        attributes.st_mode = S_IFREG | 0o444
+        attributes.st_nlink = 1
+        attributes.st_uid = owner.uid
+        attributes.st_gid = owner.gid
+        attributes.st_size = off_t(desktopEntryText(of: record).count)
+        attributes.st_blksize = 4096
+        attributes.st_blocks = (attributes.st_size + 511) / 512
+        let modified = record.modified
+        let time = timespec(tv_sec: Int(modified.seconds), tv_nsec: Int(modified.nanoseconds))
+        attributes.st_mtim = time
+        attributes.st_ctim = time
+        attributes.st_atim = time
+        return attributes
+    }
+
+    /// open of a view entry: a desktop entry opens for reading, from a
+    /// memory file holding its text as of now (direct I/O: the kernel keeps
+    /// no pages that a retitle would leave stale). A symlink entry is never
+    /// opened (the kernel follows it).
+    func viewOpen(_ request: fuse_req_t?, id: UInt64, info: UnsafeMutablePointer<fuse_file_info>) {
+        guard case .entry(let folderSerial, let itemSerial) = NodeID.kind(of: id) else { return fail(request, EISDIR) }
+        guard let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial) else { return fail(request, ESTALE) }
+        guard folder.listing.naming.desktopFile else { return fail(request, EISDIR) }
+        guard info.pointee.flags & O_ACCMODE == O_RDONLY, info.pointee.flags & O_TRUNC == 0 else {
+            return refuse(request, EACCES, "writing a desktop entry: it is made from its item (rename it to retitle)")
+        }
+        let fd = qfs_memory_file("queryfs-desktop-entry")
+        guard fd >= 0 else { return fail(request, errno) }
+        let text = desktopEntryText(of: record)
+        let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == text.count else { close(fd); return fail(request, EIO) }
+        info.pointee.fh = UInt64(fd)
+        qfs_file_info_set(info, 1, 0, 0)
+        qfs_file_info_set_noflush(info, 1)  // read-only: nothing to report at close
+        fuse_reply_open(request, info)
+    }
+}
