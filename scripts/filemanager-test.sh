@@ -12,6 +12,9 @@
 #   edit: F2 in by-name/ retitles; Delete (Move to Trash) in a tag folder
 #     untags, into the mount's trash, and `gio trash --restore` tags again; the
 #     new-folder key in tag/ makes a tag, in query/ saves a query
+#   open: Return on a desktop entry (desktop-entries) hands its URL to the
+#     default browser (a stand-in that writes it down); so do `gio open` and
+#     `kioclient5 exec` (kioclient with dolphin)
 #   --large N: by-modified/ at N items against a folder of the same N links on
 #     the local disk, in the same run, with the requests the daemon was sent
 # Usage: scripts/filemanager-test.sh [--short] [--tries N] [--large N] [--edits] [PROGRAM...]
@@ -36,7 +39,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ ${#programs[@]} -gt 0 ] || programs=(nautilus nemo caja thunar pcmanfm dolphin)
-scripts/install-deps.sh xvfb xdotool xclip dbus-daemon "${programs[@]}"
+kio=(); for program in "${programs[@]}"; do [ "$program" = dolphin ] && kio=(kioclient); done
+scripts/install-deps.sh xvfb xdotool xclip dbus-daemon gio "${kio[@]}" "${programs[@]}"
 queryfs=${QUERYFS_BIN:-$PWD/.build/debug/queryfs}
 sample=${QUERYFS_SAMPLE_BIN:-$(dirname "$queryfs")/queryfs-sample}
 [ -x "$queryfs" ] && [ -x "$sample" ] || swift build
@@ -225,12 +229,18 @@ else row "${programs[0]}" "no events: no follow" "the new item stayed unshown fo
 "$queryfs" unmount "$mnt"
 fi
 
-# 3. Edits with the programs' own gestures.
+# 3. Edits with the programs' own gestures, and opening an item of a view of desktop entries.
 source scripts/filemanager/edits.sh
+source scripts/filemanager/open.sh
 grep -q " $mnt " /proc/mounts && "$queryfs" unmount "$mnt"
+printf 'desktop-entries = ["by-created"]\n' >> "$backing/.queryfs.toml"
+open_setup
 "$queryfs" mount "$backing" "$mnt"
-echo "== edits with each program's own keys (F2, Delete, its new-folder key; its dialogs answered with their default button)"
-for program in "${programs[@]}"; do edit_checks "$program"; done
+echo "== edits with each program's own keys (F2, Delete, its new-folder key; its dialogs answered with their default button);"
+echo "   open: Return on the first desktop entry of by-created/ (desktop-entries), as a double-click"
+for program in "${programs[@]}"; do edit_checks "$program"; open_check "$program"; done
+with_kio=0; for program in "${programs[@]}"; do [ "$program" = dolphin ] && with_kio=1; done
+open_commands_check "$with_kio"
 "$queryfs" unmount "$mnt"
 
 # 4. Large: by-modified/ at N items, against the same N links on the local disk.

@@ -80,7 +80,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(failure("[views]\na = 3")?.message, "a view is a query in quotes")
         XCTAssertEqual(failure("[fields]\ncolour = [\"c\"]")?.line, 2)
         XCTAssertEqual(failure("[other]\n")?.message, "unknown table [other] (tables: [views], [fields], [conflicts])")
-        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, [views], [fields], [conflicts])")
+        XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, desktop-entries, [views], [fields], [conflicts])")
         XCTAssertEqual(failure("ignore = [1]")?.message, "'ignore' takes strings")
         XCTAssertEqual(failure("[views]\nx = \"tag:a\nb")?.line, 2, "an unclosed string")
     }
