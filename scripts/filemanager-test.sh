@@ -232,13 +232,14 @@ fi
 # 3. Edits with the programs' own gestures, and opening an item of a view of desktop entries.
 source scripts/filemanager/edits.sh
 source scripts/filemanager/open.sh
+source scripts/filemanager/drag.sh
 grep -q " $mnt " /proc/mounts && "$queryfs" unmount "$mnt"
 printf 'desktop-entries = ["by-created"]\n' >> "$backing/.queryfs.toml"
 open_setup
 "$queryfs" mount "$backing" "$mnt"
 echo "== edits with each program's own keys (F2, Delete, its new-folder key; its dialogs answered with their default button);"
 echo "   open: Return on the first desktop entry of by-created/ (desktop-entries), as a double-click"
-for program in "${programs[@]}"; do edit_checks "$program"; open_check "$program"; done
+for program in "${programs[@]}"; do edit_checks "$program"; open_check "$program"; drag_check "$program"; done
 with_kio=0; for program in "${programs[@]}"; do [ "$program" = dolphin ] && with_kio=1; done
 open_commands_check "$with_kio"
 "$queryfs" unmount "$mnt"

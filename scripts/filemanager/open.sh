@@ -26,6 +26,8 @@ opened() { grep -xF -- "$1" "$work/opened" >/dev/null 2>&1; }
 
 # What was opened, for a row: the page (a pass), the file as a document, or nothing.
 open_result() {  # ENTRY URL
+    # (10 s at most for anything to be opened: a program starts its opener through D-Bus.)
+    eventually test -s "$work/opened" || eventually test -s "$work/opened" || true
     if eventually opened "browser $2"; then echo "the browser got $2"
     elif opened "editor $1"; then echo "opened as a document by the application/x-desktop program, not the page"
     elif [ -s "$work/opened" ]; then echo "opened: $(tr '\n' '|' < "$work/opened")"
@@ -47,10 +49,12 @@ launch_anyway() {
 
 open_check() {  # PROGRAM
     local program=$1 first url dialogs result
-    first=$(ls "$mnt/by-created" | sed -n 1p)
-    url=$(sed -n 's/^URL=//p' "$mnt/by-created/$first")
     rm -f "$work/opened"
     if open_with_first_selected "$program" by-created; then
+        # The entry the program selected: programs that show a desktop file
+        # by its Name= sort by title, not by the rank in its file name.
+        first=$(fm_selected | sed -n 1p)
+        url=$(sed -n 's/^URL=//p' "$mnt/by-created/$first" 2>/dev/null || true)
         xdotool key --clearmodifiers Return
         if [ "$program" = thunar ]; then dialogs=$(launch_anyway); else dialogs=$(fm_answer_dialogs); fi
         result=$(open_result "$mnt/by-created/$first" "$url")

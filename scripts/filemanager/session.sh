@@ -103,6 +103,11 @@ fm_shown() {
     # Apart: GTK 4 copies what is selected when the copy key arrives.
     xdotool key --clearmodifiers ctrl+a
     sleep 0.2
+    fm_selected
+}
+
+# The names of the entries selected in the window, one per line, sorted: copied, and read from the clipboard's file URIs.
+fm_selected() {
     xdotool key --clearmodifiers ctrl+c
     sleep 0.3
     xclip -o -selection clipboard -t text/uri-list 2>/dev/null | tr -d '\r\000' | grep -a '^file://' \
@@ -129,12 +134,13 @@ fm_until_shows() {
 }
 
 # The session's visible windows other than the main one, the largest (its
-# title changes as it moves to another folder): its dialogs.
+# title changes as it moves to another folder): its dialogs. Not the 1×1
+# windows GTK maps off-screen for drag and drop, nor any smaller than 50×50.
 fm_dialogs() {
     local window
     for window in $(xdotool search --onlyvisible --name '.' 2>/dev/null); do
         echo "$(xdotool getwindowgeometry "$window" 2>/dev/null | awk '/Geometry/ { split($2, s, "x"); print s[1] * s[2] }') $window"
-    done | sort -rn | awk 'NR > 1 { print $2 }'
+    done | sort -rn | awk 'NR > 1 && $1 >= 2500 { print $2 }'
 }
 
 # Answers each dialog the program opens (up to three, one after the other)
