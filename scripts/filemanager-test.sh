@@ -15,6 +15,8 @@
 #   open: Return on a desktop entry (desktop-entries) hands its URL to the
 #     default browser (a stand-in that writes it down); so do `gio open` and
 #     `kioclient5 exec` (kioclient with dolphin)
+#   drag: an entry dragged onto the nested tag folder beside it, with
+#     Ctrl+Shift (a link) and plainly (a move): it joins that tag
 #   --large N: by-modified/ at N items against a folder of the same N links on
 #     the local disk, in the same run, with the requests the daemon was sent
 # Usage: scripts/filemanager-test.sh [--short] [--tries N] [--large N] [--edits] [PROGRAM...]
