@@ -20,7 +20,8 @@ fm_point_of() {  # NAME
     sleep 1
     for y in $(seq $(( height / 5 )) 30 $(( height * 4 / 5 ))); do
         for x in $(seq $(( width * 38 / 100 )) 40 $(( width - 30 ))); do
-            printf '' | xclip -selection clipboard 2>/dev/null || true
+            # (xclip stays to serve the selection until a copy takes it: never on this function's output.)
+            printf '' | xclip -selection clipboard >/dev/null 2>&1 || true
             xdotool mousemove --window "$window" "$x" "$y" click 1
             sleep 0.35
             # NAME alone: a click beside every entry may leave a select-all as it was.

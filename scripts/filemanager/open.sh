@@ -51,12 +51,13 @@ open_check() {  # PROGRAM
     local program=$1 first url dialogs result
     rm -f "$work/opened"
     if open_with_first_selected "$program" by-created; then
-        # The entry the program selected: programs that show a desktop file
-        # by its Name= sort by title, not by the rank in its file name.
-        first=$(fm_selected | sed -n 1p)
-        url=$(sed -n 's/^URL=//p' "$mnt/by-created/$first" 2>/dev/null || true)
         xdotool key --clearmodifiers Return
         if [ "$program" = thunar ]; then dialogs=$(launch_anyway); else dialogs=$(fm_answer_dialogs); fi
+        # The entry the program opened, read after (a copy before Return kept
+        # Nautilus from opening it): programs that show a desktop file by its
+        # Name= sort by title, not by the rank in its file name.
+        first=$(fm_selected | sed -n 1p)
+        url=$(sed -n 's/^URL=//p' "$mnt/by-created/$first" 2>/dev/null || true)
         result=$(open_result "$mnt/by-created/$first" "$url")
         case $result in
             "the browser got"*) row "$program" "open (Return)" "$result${dialogs:+; dialogs: $dialogs}" ;;
