@@ -8,8 +8,8 @@
 # The window-relative point of NAME: the first point of a grid over the
 # file area whose click selects NAME, read back from the program's
 # clipboard (no screenshot, whatever the program's layout). The grid keeps
-# off the sidebar and toolbars (left 38 %: Dolphin's places panel is a
-# third of its window; top 20 %), where a click would go elsewhere.
+# off the sidebar and toolbars (left 30 %, top 20 %), where a click would go
+# elsewhere (Dolphin's places panel is a third of its window: not dragged in).
 fm_point_of() {  # NAME
     local window geometry width height x y
     window=$(fm_window)
@@ -19,7 +19,7 @@ fm_point_of() {  # NAME
     # Past the double-click time: a first click where the last one was would open what is there.
     sleep 1
     for y in $(seq $(( height / 5 )) 30 $(( height * 4 / 5 ))); do
-        for x in $(seq $(( width * 38 / 100 )) 40 $(( width - 30 ))); do
+        for x in $(seq $(( width * 3 / 10 )) 40 $(( width - 30 ))); do
             # (xclip stays to serve the selection until a copy takes it: never on this function's output.)
             printf '' | xclip -selection clipboard >/dev/null 2>&1 || true
             xdotool mousemove --window "$window" "$x" "$y" click 1

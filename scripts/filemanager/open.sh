@@ -53,9 +53,8 @@ open_check() {  # PROGRAM
     if open_with_first_selected "$program" by-created; then
         xdotool key --clearmodifiers Return
         if [ "$program" = thunar ]; then dialogs=$(launch_anyway); else dialogs=$(fm_answer_dialogs); fi
-        # The entry the program opened, read after (a copy before Return kept
-        # Nautilus from opening it): programs that show a desktop file by its
-        # Name= sort by title, not by the rank in its file name.
+        # The entry the program opened (still selected): programs that show a
+        # desktop file by its Name= sort by title, not by the rank in its name.
         first=$(fm_selected | sed -n 1p)
         url=$(sed -n 's/^URL=//p' "$mnt/by-created/$first" 2>/dev/null || true)
         result=$(open_result "$mnt/by-created/$first" "$url")
