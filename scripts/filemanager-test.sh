@@ -57,6 +57,9 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# Killed, it still ends every program and service it started: a GVFS trash
+# monitor left behind holds every new mount open, and `fusermount3 -u` fails.
+trap 'exit 143' TERM INT HUP
 # The programs keep their settings, thumbnails and recent files here: a
 # scratch home, so the user's are neither read nor changed.
 export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_CACHE_HOME=$work/home/.cache \

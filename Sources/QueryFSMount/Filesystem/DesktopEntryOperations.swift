@@ -49,26 +49,13 @@ extension QueryFilesystem {
 
     /// A desktop entry as the kernel sees it: a read-only file of its text's size.
     func desktopEntryAttributes(id: UInt64, record: ItemRecord) -> stat {
-        var attributes = stat()
-        attributes.st_ino = ino_t(id)
-        attributes.st_mode = S_IFREG | 0o444
-        attributes.st_nlink = 1
-        attributes.st_uid = owner.uid
-        attributes.st_gid = owner.gid
-        attributes.st_size = off_t(desktopEntryText(of: record).count)
-        attributes.st_blksize = 4096
+        var attributes = viewNodeAttributes(id: id, mode: S_IFREG | 0o444, size: desktopEntryText(of: record).count, time: record.modified)
         attributes.st_blocks = (attributes.st_size + 511) / 512
-        let modified = record.modified
-        let time = timespec(tv_sec: Int(modified.seconds), tv_nsec: Int(modified.nanoseconds))
-        attributes.st_mtim = time
-        attributes.st_ctim = time
-        attributes.st_atim = time
         return attributes
     }
 
     /// open of a view entry: a desktop entry opens for reading, from a
-    /// memory file holding its text as of now (direct I/O: the kernel keeps
-    /// no pages that a retitle would leave stale). A symlink entry is never
+    /// memory file holding its text as of now. A symlink entry is never
     /// opened (the kernel follows it).
     func viewOpen(_ request: fuse_req_t?, id: UInt64, info: UnsafeMutablePointer<fuse_file_info>) {
         guard case .entry(let folderSerial, let itemSerial) = NodeID.kind(of: id) else { return fail(request, EISDIR) }
@@ -77,14 +64,6 @@ extension QueryFilesystem {
         guard info.pointee.flags & O_ACCMODE == O_RDONLY, info.pointee.flags & O_TRUNC == 0 else {
             return refuse(request, EACCES, "writing a desktop entry: it is made from its item (rename it to retitle)")
         }
-        let fd = qfs_memory_file("queryfs-desktop-entry")
-        guard fd >= 0 else { return fail(request, errno) }
-        let text = desktopEntryText(of: record)
-        let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == text.count else { close(fd); return fail(request, EIO) }
-        info.pointee.fh = UInt64(fd)
-        qfs_file_info_set(info, 1, 0, 0)
-        qfs_file_info_set_noflush(info, 1)  // read-only: nothing to report at close
-        fuse_reply_open(request, info)
+        replyOpenReadOnly(request, info: info, memoryFileNamed: "queryfs-desktop-entry", holding: desktopEntryText(of: record))
     }
 }

@@ -107,33 +107,29 @@ extension QueryFilesystem {
     }
 
     func statusAttributes() -> stat {
-        var attributes = stat()
-        attributes.st_ino = ino_t(NodeID.status)
-        attributes.st_mode = S_IFREG | 0o444
-        attributes.st_nlink = 1
-        attributes.st_uid = owner.uid
-        attributes.st_gid = owner.gid
-        // 0, as /proc's files: the text is made when the file is opened and
-        // read to its end (direct I/O). A size from this moment was wrong by
-        // the time a reader that trusts it opened the file, should the status
-        // change in between (a trusted start's reconciliation ending): the
-        // reader then got truncated JSON. Also spares every stat a render.
-        attributes.st_size = 0
-        let now = Timestamp.now
-        attributes.st_mtim = timespec(tv_sec: Int(now.seconds), tv_nsec: Int(now.nanoseconds))
-        attributes.st_ctim = attributes.st_mtim
-        attributes.st_atim = attributes.st_mtim
-        return attributes
+        // Size 0, as /proc's files: the text is made when the file is opened
+        // and read to its end (direct I/O). A size from this moment was wrong
+        // by the time a reader that trusts it opened the file, should the
+        // status change in between (a trusted start's reconciliation ending):
+        // the reader then got truncated JSON. Also spares every stat a render.
+        viewNodeAttributes(id: NodeID.status, mode: S_IFREG | 0o444, time: .now)
     }
 
     /// Opens the status: its text in a memory file whose descriptor is the handle.
     func openStatus(_ request: fuse_req_t?, info: UnsafeMutablePointer<fuse_file_info>) {
         guard info.pointee.flags & O_ACCMODE == O_RDONLY else { return fail(request, EACCES) }
-        let fd = qfs_memory_file("queryfs-status")
+        replyOpenReadOnly(request, info: info, memoryFileNamed: "queryfs-status", holding: statusText())
+    }
+
+    /// Answers an open with a memory file holding `bytes`, whose descriptor
+    /// is the handle (`read` and `release` treat it as any other): direct
+    /// I/O, so the kernel keeps no pages a later text would leave stale.
+    func replyOpenReadOnly(_ request: fuse_req_t?, info: UnsafeMutablePointer<fuse_file_info>, memoryFileNamed name: String,
+                           holding bytes: [UInt8]) {
+        let fd = qfs_memory_file(name)
         guard fd >= 0 else { return fail(request, errno) }
-        let text = statusText()
-        let written = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == text.count else { close(fd); return fail(request, EIO) }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == bytes.count else { close(fd); return fail(request, EIO) }
         info.pointee.fh = UInt64(fd)
         qfs_file_info_set(info, 1, 0, 0)
         qfs_file_info_set_noflush(info, 1)  // read-only: nothing to report at close

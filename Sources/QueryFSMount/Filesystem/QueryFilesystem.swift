@@ -293,24 +293,31 @@ package final class QueryFilesystem: @unchecked Sendable {
         }
     }
 
-    func directoryAttributes(id: UInt64, changed: Timestamp) -> stat {
+    /// What every node of the views shares: its id, the mount's owner, its
+    /// type and permissions, a size and one time for all three.
+    func viewNodeAttributes(id: UInt64, mode: mode_t, links: Int = 1, size: Int = 0, time: Timestamp) -> stat {
         var attributes = stat()
         attributes.st_ino = ino_t(id)
+        attributes.st_mode = mode
+        attributes.st_nlink = nlink_t(links)
+        attributes.st_uid = owner.uid
+        attributes.st_gid = owner.gid
+        attributes.st_size = off_t(size)
+        attributes.st_blksize = 4096
+        let time = timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds))
+        attributes.st_mtim = time
+        attributes.st_ctim = time
+        attributes.st_atim = time
+        return attributes
+    }
+
+    func directoryAttributes(id: UInt64, changed: Timestamp) -> stat {
         // Writable by the owner: query/ takes mkdir and rmdir (saved
         // queries), tag/ mkdir, rmdir and mv of tag folders, view folders ln,
         // rm and mv of entries (edits), the root mkdir of the owner's trash
         // folder (`.Trash-UID`, TrashOperations; the rest it refuses); the
         // kernel checks permissions (default_permissions).
-        attributes.st_mode = S_IFDIR | 0o755
-        attributes.st_nlink = 2
-        attributes.st_uid = owner.uid
-        attributes.st_gid = owner.gid
-        attributes.st_blksize = 4096
-        let time = timespec(tv_sec: Int(changed.seconds), tv_nsec: Int(changed.nanoseconds))
-        attributes.st_mtim = time
-        attributes.st_ctim = time
-        attributes.st_atim = time
-        return attributes
+        viewNodeAttributes(id: id, mode: S_IFDIR | 0o755, links: 2, time: changed)
     }
 
     /// An entry's attributes: a symlink's, or (`desktop`) a desktop entry's.
@@ -319,20 +326,7 @@ package final class QueryFilesystem: @unchecked Sendable {
     }
 
     func linkAttributes(id: UInt64, record: ItemRecord, depth: Int) -> stat {
-        var attributes = stat()
-        attributes.st_ino = ino_t(id)
-        attributes.st_mode = S_IFLNK | 0o777
-        attributes.st_nlink = 1
-        attributes.st_uid = owner.uid
-        attributes.st_gid = owner.gid
-        attributes.st_size = off_t(linkStyle.target(for: record.name, depth: depth).count)
-        attributes.st_blksize = 4096
-        let modified = record.modified
-        let time = timespec(tv_sec: Int(modified.seconds), tv_nsec: Int(modified.nanoseconds))
-        attributes.st_mtim = time
-        attributes.st_ctim = time
-        attributes.st_atim = time
-        return attributes
+        viewNodeAttributes(id: id, mode: S_IFLNK | 0o777, size: linkStyle.target(for: record.name, depth: depth).count, time: record.modified)
     }
 
     func entryParameters(id: UInt64, attributes: stat, timeout: Double) -> fuse_entry_param {
