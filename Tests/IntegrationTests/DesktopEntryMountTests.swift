@@ -80,7 +80,7 @@ final class DesktopEntryMountTests: MountTestCase {
     }
 
     private func assertEveryViewIsCurrent(_ what: String, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 5), [], what,
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 15), [], what,
                        file: file, line: line)
     }
 
@@ -153,7 +153,7 @@ final class DesktopEntryMountTests: MountTestCase {
         try mount()
         let watch = EventWatch([fixture.mounted("by-name")])
         Corpus(path: fixture.backing).bundle("n.hpwebsite", title: "Aardvark", mtime: 6_000)
-        XCTAssertTrue(watch.waitFor(in: fixture.mounted("by-name")) { $0.kinds.contains("CREATE") && $0.name == "0002 Aardvark.desktop" },
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("by-name"), timeout: 15) { $0.kinds.contains("CREATE") && $0.name == "0002 Aardvark.desktop" },
                       "\(watch.events(in: fixture.mounted("by-name")))")
         var status = stat()
         XCTAssertEqual(lstat(fixture.mounted("by-name/0002 Aardvark.desktop"), &status), 0)
@@ -165,12 +165,13 @@ final class DesktopEntryMountTests: MountTestCase {
         try mount(configured: false)
         XCTAssertNotNil(RawFiles.linkTarget(fixture.mounted("tag/t/0001 Alpha.hpwebsite")))
         Corpus(path: fixture.backing).write(fixture.backed(".queryfs.toml"), Array(Self.configuration.utf8))
-        XCTAssertTrue(eventually { ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "tag/t").first == "0001 Alpha.desktop" },
+        // (A reload waits for the file to settle; a busy machine takes its time.)
+        XCTAssertTrue(eventually(timeout: 15) { ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "tag/t").first == "0001 Alpha.desktop" },
                       "\(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "tag/t"))")
         XCTAssertEqual(try keys(fixture.mounted("tag/t/0001 Alpha.desktop"))["Name"], "Alpha")
         assertEveryViewIsCurrent("desktop entries configured while mounted")
         XCTAssertEqual(unlink(fixture.backed(".queryfs.toml")), 0)
-        XCTAssertTrue(eventually { RawFiles.linkTarget(fixture.mounted("by-name/0001 Alpha.hpwebsite")) != nil })
+        XCTAssertTrue(eventually(timeout: 15) { RawFiles.linkTarget(fixture.mounted("by-name/0001 Alpha.hpwebsite")) != nil })
         assertEveryViewIsCurrent("back to symlinks")
     }
 

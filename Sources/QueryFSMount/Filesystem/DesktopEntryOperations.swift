@@ -25,8 +25,9 @@ extension QueryFilesystem {
     }
 
     /// An image of the item to show as the entry's icon, by its path on the
-    /// mount; else `text-html` for a web page; else none. One `fstatat` per
-    /// candidate in BACKING, asked once per entry per listing the kernel keeps.
+    /// mount; else `text-html` for a web page; else none. One `openat2` and
+    /// an `fstatat` per candidate in BACKING, asked once per entry per
+    /// listing the kernel keeps.
     private func icon(of record: ItemRecord) -> String? {
         guard let name = String(validating: record.name.bytes, as: UTF8.self) else { return record.url == nil ? nil : "text-html" }
         let onMount = mountPoint + "/" + Self.bundlesName + "/" + name
@@ -34,10 +35,15 @@ extension QueryFilesystem {
         case .file where Self.imageExtensions.contains(record.name.ext.lowercased()):
             return onMount
         case .bundle:
+            // The bundle opened beneath BACKING through no link (the daemon
+            // may be root: a bundle swapped for a link must not tell whether
+            // some image exists elsewhere), then each candidate in it.
+            let bundle = qfs_open_beneath(passthrough.rootFD, name, QFS_O_PATH | O_DIRECTORY | O_CLOEXEC)
+            guard bundle >= 0 else { break }
+            defer { close(bundle) }
             for candidate in Self.bundleIconNames {
                 var status = stat()
-                if fstatat(passthrough.rootFD, name + "/" + candidate, &status, AT_SYMLINK_NOFOLLOW) == 0,
-                   status.st_mode & S_IFMT == S_IFREG {
+                if fstatat(bundle, candidate, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFREG {
                     return onMount + "/" + candidate
                 }
             }
