@@ -291,6 +291,45 @@ final class IndexMountTests: MountTestCase {
         XCTAssertTrue(offline.stdoutText.contains("stamps compared"), offline.stdoutText)
     }
 
+    /// Without `--trust-index` or a mount, `queryfs ls BACKING VIEW` answers
+    /// from the view's stored order only when a stat walk finds every item
+    /// as indexed (IndexedCatalog.storedView). Each kind of offline edit,
+    /// alone after a fresh snapshot, must send it back to reading what changed.
+    func testAStoredViewAnswersAnUntrustedCommandOnlyWhileNothingChanged() throws {
+        makeFixture()
+        let corpus = Corpus(path: fixture.backing)
+        let edits: [(String, () throws -> Void)] = [
+            ("nothing", {}),
+            ("a payload rewritten at its old size and mtime", {
+                let payload = self.fixture.backed("b1.hpwebsite/payload.plist")
+                var old = stat()
+                stat(payload, &old)
+                corpus.write(payload, Array(Corpus.plist(title: "Item Y", archived: false, tags: ["three"]).utf8))
+                var times = [old.st_atim, old.st_mtim]
+                utimensat(AT_FDCWD, payload, &times, 0)
+            }),
+            ("a bundle made", { corpus.bundle("made.hpwebsite", title: "Made offline", tags: ["fresh"], mtime: 5_000) }),
+            ("a bundle removed", { XCTAssertNoThrow(try FileManager.default.removeItem(atPath: self.fixture.backed("b3.hpwebsite"))) }),
+            ("a bundle renamed", { rename(self.fixture.backed("b4.hpwebsite"), self.fixture.backed("renamed.hpwebsite")) }),
+            ("a file added inside a bundle", { corpus.write(self.fixture.backed("b5.hpwebsite/image.jpg"), Array(repeating: 7, count: 4096)) }),
+            ("a tag attribute set", {
+                XCTAssertEqual(Program.run(["setfattr", "-n", "user.xdg.tags", "-v", "offline", self.fixture.backed("note.txt")]).status, 0)
+            }),
+        ]
+        for (edit, apply) in edits {
+            try mount()
+            fixture.unmount()
+            try apply()
+            for view in ["by-name", "by-modified", "archived", "tag/three", "tag/fresh", "tag/offline"] {
+                // A tag no item has yet is no view on either side: the same refusal.
+                let answered = QueryfsBinary.run(["ls", "--long", fixture.backing, view, "--index", indexPath])
+                let read = QueryfsBinary.run(["ls", "--long", fixture.backing, view, "--no-index"])
+                XCTAssertEqual(answered.status, read.status, "\(edit): \(view): " + answered.stderrText)
+                XCTAssertEqual(answered.stdoutText, read.stdoutText, "\(edit): \(view)")
+            }
+        }
+    }
+
     /// `queryfs ls BACKING VIEW --trust-index` after an unmount reads the
     /// view's stored order and only its members (IndexFile.readView): the
     /// same entries and targets as reading BACKING whole, for built-in and

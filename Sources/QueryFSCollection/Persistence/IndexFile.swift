@@ -346,6 +346,32 @@ enum IndexFile {
             return Int(offset)
         }
 
+        /// The snapshot's items at `positions`, in that order.
+        func items(at positions: [UInt32]) throws(IndexDecodingError) -> [Item] {
+            var items: [Item] = []
+            items.reserveCapacity(positions.count)
+            let itemBytes = UnsafeBufferPointer(rebasing: body[..<ordersOffset])
+            for position in positions {
+                var reader = IndexReader(itemBytes, offset: try offset(ofItem: Int(position)))
+                items.append(try IndexedItem.decode(from: &reader).item)
+            }
+            return items
+        }
+
+        /// Every snapshot item's name and stamp, nothing else decoded (the
+        /// freshness check of a stored view: 100,000 names, not 100,000 items).
+        func stamps() throws(IndexDecodingError) -> [ItemName: UInt64] {
+            var stamps: [ItemName: UInt64] = [:]
+            stamps.reserveCapacity(itemCount)
+            let itemBytes = UnsafeBufferPointer(rebasing: body[..<ordersOffset])
+            for position in 0..<itemCount {
+                var reader = IndexReader(itemBytes, offset: try offset(ofItem: position))
+                let (name, stamp) = try IndexedItem.decodeNameAndStamp(from: &reader)
+                stamps[name] = stamp
+            }
+            return stamps
+        }
+
         func viewOrders() throws(IndexDecodingError) -> StoredViewOrders {
             var reader = IndexReader(UnsafeBufferPointer(rebasing: body[..<offsetsOffset]), offset: ordersOffset)
             let orders = try StoredViewOrders.decode(from: &reader, itemCount: itemCount)
@@ -354,19 +380,36 @@ enum IndexFile {
         }
     }
 
+    /// What vouches that a stored view still describes BACKING.
+    enum ViewFreshness {
+        /// The caller trusts the index (`--trust-index`, or a mount keeps it current).
+        case trusted
+        /// `check` is given every indexed item's name and stamp, and says
+        /// whether BACKING holds exactly those items, each unchanged.
+        case checked((_ stamps: [ItemName: UInt64]) -> Bool)
+    }
+
     /// The items of one stored view of the index at `path`, in the view's
     /// order, decoding those items alone (`ls tag/Work --trust-index` at
     /// 100,000 items: the tag's 11,702). nil when the file cannot answer so —
     /// it is unusable (the full read then says why), a journal follows its
-    /// snapshot (the stored orders no longer hold), or the view was not
-    /// stored — and the caller reads the whole index as before.
-    static func readView(path: String, wanted: Identity, view: StoredViewOrders.Key) -> [Item]? {
+    /// snapshot (the stored orders no longer hold), the view was not
+    /// stored, or `freshness` finds BACKING changed — and the caller reads
+    /// the whole index as before. The file's identity is checked before
+    /// `freshness` is asked, so a foreign index costs no walk of BACKING.
+    static func readView(path: String, wanted: Identity, view: StoredViewOrders.Key,
+                         freshness: ViewFreshness = .trusted) -> [Item]? {
         guard case .success(let bytes) = readWhole(path) else { return nil }
         return bytes.withUnsafeBufferPointer { buffer in
-            guard let (identity, members) = try? decodeView(view, in: buffer) else { return nil }
-            // Stored under other ignore patterns, the view may hold items these leave out.
-            guard wanted.accepts(identity) == nil, identity.ignorePatterns == wanted.ignorePatterns else { return nil }
-            return members
+            guard let layout = try? Layout(buffer, checkingSums: true), layout.bodyEnd == buffer.count,
+                  // Stored under other ignore patterns, the view may hold items these leave out.
+                  wanted.accepts(layout.identity) == nil, layout.identity.ignorePatterns == wanted.ignorePatterns,
+                  let positions = try? layout.viewOrders().positions(of: view)
+            else { return nil }
+            if case .checked(let check) = freshness {
+                guard let stamps = try? layout.stamps(), check(stamps) else { return nil }
+            }
+            return try? layout.items(at: positions)
         }
     }
 
@@ -378,14 +421,7 @@ enum IndexFile {
     {
         let layout = try Layout(buffer, checkingSums: checkingSums)
         guard layout.bodyEnd == buffer.count, let positions = try layout.viewOrders().positions(of: view) else { return (layout.identity, nil) }
-        var items: [Item] = []
-        items.reserveCapacity(positions.count)
-        let itemBytes = UnsafeBufferPointer(rebasing: layout.body[..<layout.ordersOffset])
-        for position in positions {
-            var reader = IndexReader(itemBytes, offset: try layout.offset(ofItem: Int(position)))
-            items.append(try IndexedItem.decode(from: &reader).item)
-        }
-        return (layout.identity, items)
+        return (layout.identity, try layout.items(at: positions))
     }
 
     /// `checkingSums` false: for the fuzzer, which could not otherwise get

@@ -20,4 +20,18 @@ enum IndexReconciler {
             return (current.value == 0 ? 1 : current.value) == indexed.stamp ? indexed : nil
         }
     }
+
+    /// Whether `names` (BACKING's listing) are exactly the items of
+    /// `stamps`, each with the stamp it was indexed at: stats alone, as above.
+    static func allUnchanged(_ names: [ItemName], stamps: [ItemName: UInt64], root: BackingDirectory,
+                             threads: Int = Scanner.defaultThreads) -> Bool
+    {
+        // Names are unique: as many, each found, is the same set.
+        guard names.count == stamps.count else { return false }
+        let stamper = Scanner()
+        return !Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> Bool in
+            guard let indexed = stamps[name], indexed != 0, let folderFD, let current = stamper.stamp(of: leaf, in: folderFD) else { return false }
+            return (current.value == 0 ? 1 : current.value) == indexed
+        }.contains(false)
+    }
 }

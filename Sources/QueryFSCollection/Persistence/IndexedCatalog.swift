@@ -19,12 +19,19 @@ package enum IndexedCatalog {
     }
 
     /// The items of the view at `viewPath` (`tag/Work`, `by-name`, a
-    /// configured view), in its order, read from the index alone when the
-    /// index is trusted (`--trust-index`, or kept current by a mount) and
-    /// holds that view's stored order: only its members are decoded. nil
-    /// otherwise, and `load` answers as before. The same answer as `load`
-    /// and evaluating the view: the order was the mount's live listing of
-    /// these very items, under the same ignore patterns.
+    /// configured view), in its order, from the index file's stored order
+    /// of it: only its members are decoded, nothing is sorted. When the
+    /// index is trusted (`--trust-index`, or kept current by a mount) that
+    /// is all; otherwise BACKING is first stamped, stats only, as `load`
+    /// does — and the stored view answers only when every item is the one
+    /// indexed (no name added or gone, no stamp changed). nil otherwise, and
+    /// `load` answers as before. The same answer as `load` and evaluating
+    /// the view: the order was a mount's listing of these very items, under
+    /// the same ignore patterns.
+    ///
+    /// Why the unchanged case is worth its own path: at 100,000 notes,
+    /// `queryfs ls BACKING by-name` spent 1.2–1.4 s decoding every item and
+    /// sorting the view again after a stat walk that `find` does in 0.3 s.
     package static func storedView(_ viewPath: String, backing path: String, configuration: Configuration,
                                    sources extra: FieldSources, index settings: IndexSettings)
         throws(SystemError) -> (definition: ViewDefinition, members: [Item])?
@@ -32,10 +39,13 @@ package enum IndexedCatalog {
         guard let (definition, key) = storedKey(viewPath, viewSet: configuration.viewSet) else { return nil }
         let (root, identity) = try wanted(backing: path, configuration: configuration, sources: extra)
         let location = settings.location
-        guard location.refusal(backing: root.path) == nil,
-              settings.trust || IndexLock.holder(location)?.hasPrefix("mount ") == true
-        else { return nil }
-        guard let members = IndexFile.readView(path: location.path, wanted: identity, view: key) else { return nil }
+        guard location.refusal(backing: root.path) == nil else { return nil }
+        let trusted = settings.trust || IndexLock.holder(location)?.hasPrefix("mount ") == true
+        let freshness: IndexFile.ViewFreshness = trusted ? .trusted : .checked { stamps in
+            guard let names = try? root.itemNames().filter({ !configuration.ignores($0.description) }) else { return false }
+            return IndexReconciler.allUnchanged(names, stamps: stamps, root: root)
+        }
+        guard let members = IndexFile.readView(path: location.path, wanted: identity, view: key, freshness: freshness) else { return nil }
         return (definition, members)
     }
 

@@ -34,6 +34,14 @@ struct IndexedItem {
         if item.conflict != nil { writer.data(item.conflictOf?.bytes ?? item.name.bytes) }
     }
 
+    /// An item's name and stamp alone, the rest left unread (they come
+    /// first, so that a freshness check decodes nothing more).
+    static func decodeNameAndStamp(from reader: inout IndexReader) throws(IndexDecodingError) -> (ItemName, UInt64) {
+        let name = ItemName(try reader.data())
+        _ = try reader.byte()  // the kind
+        return (name, try reader.fixed64())
+    }
+
     static func decode(from reader: inout IndexReader) throws(IndexDecodingError) -> IndexedItem {
         let name = ItemName(try reader.data())
         let kind: Item.Kind = try reader.byte() == 1 ? .bundle : .file
