@@ -38,6 +38,8 @@ let package = Package(
         ),
         // Linux calls Swift's Glibc module lacks (statx, renameat2).
         .target(name: "CSystemShims"),
+        // The one call TOMLKit lacks: deleting a parsed toml++ table (TOMLFrontMatter).
+        .target(name: "CTOMLRelease", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The layers, each a module that sees only the ones below it
         // (ARCHITECTURE.md draws the graph). Internals are `package`:
         // visible to the other targets of this package, never to users.
@@ -50,7 +52,7 @@ let package = Package(
         // coordination, edits, the system calls they share).
         .target(
             name: "QueryFSCollection",
-            dependencies: ["QueryFSEngine", "CSystemShims", "CExpat", .product(name: "TOMLKit", package: "TOMLKit"),
+            dependencies: ["QueryFSEngine", "CSystemShims", "CExpat", "CTOMLRelease", .product(name: "TOMLKit", package: "TOMLKit"),
                            .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")]
         ),
         // The mount: the FUSE filesystem over a live collection.

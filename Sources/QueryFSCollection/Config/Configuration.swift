@@ -200,12 +200,25 @@ package struct Configuration: Equatable, Sendable {
         }
     }
 
-    /// The document as TOMLKit reads it (TOML 1.0), after two checks of
-    /// our own, each refused with its place: no control characters (TOML
-    /// allows none but tab and line breaks; toml++ is handed a C string, so a
-    /// NUL would silently end the document there), and none of the inputs
-    /// toml++'s parser assumes away (`TOMLLayout.problem`).
+    /// The document as TOMLKit reads it (TOML 1.0), after the checks of
+    /// `checkTOML`, each refused with its place.
     static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> (TOMLTable, TOMLLayout) {
+        let layout = try checkTOML(text, file: file)
+        do {
+            return (try TOMLTable(string: text), layout)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(file: file, line: error.source.begin.line, column: error.source.begin.column, message: error.description)
+        } catch {
+            throw ConfigurationError(file: file, line: 0, column: 0, message: "\(error)")
+        }
+    }
+
+    /// Two checks of our own before toml++ may see a document: no control
+    /// characters (TOML allows none but tab and line breaks; toml++ is handed
+    /// a C string, so a NUL would silently end the document there), and none
+    /// of the inputs toml++'s parser assumes away (`TOMLLayout.problem`).
+    /// Returns the document's layout.
+    static func checkTOML(_ text: String, file: String) throws(ConfigurationError) -> TOMLLayout {
         var line = 1, column = 1
         var previous: Unicode.Scalar = "\n"
         for scalar in text.unicodeScalars {
@@ -227,13 +240,7 @@ package struct Configuration: Equatable, Sendable {
         if let problem = layout.problem {
             throw ConfigurationError(file: file, line: problem.place.line, column: problem.place.column, message: problem.message)
         }
-        do {
-            return (try TOMLTable(string: text), layout)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(file: file, line: error.source.begin.line, column: error.source.begin.column, message: error.description)
-        } catch {
-            throw ConfigurationError(file: file, line: 0, column: 0, message: "\(error)")
-        }
+        return layout
     }
 
     private static func strings(_ value: (any TOMLValueConvertible)?, named key: String,
