@@ -95,8 +95,7 @@ enum TOMLFrontMatter {
                 if let offset = dateTime.offset {
                     let minutes = Int(offset.pointee.minutes)
                     text += (minutes < 0 ? "-" : "+") + pad(abs(minutes) / 60, 2) + ":" + pad(abs(minutes) % 60, 2)
-                    // Made with C++ `new` of a plain struct: libstdc++'s `new` is `malloc`.
-                    free(offset)
+                    qfs_toml_offset_delete(offset)  // made with C++ `new`
                 }
                 return ISO8601.parse(text).map(PayloadValue.date) ?? .string(text)
             }
