@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import TOMLKit
 import QueryFSEngine
 
 /// `BACKING/.queryfs.toml`: views defined by the user (path → query), field
@@ -76,7 +75,7 @@ package struct Configuration: Equatable, Sendable {
         func valueColumn(of path: [String]) -> Int { layout.key(path)?.valuePlace.column ?? 1 }
         // A preset first, whatever its place: every other setting is taken over it.
         if let value = table["format"] {
-            guard let name = value.string, let format = CollectionFormat(rawValue: name) else {
+            guard let name = value.tomlString, let format = CollectionFormat(rawValue: name) else {
                 throw fail("'format' is one of \(CollectionFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))",
                            at: ["format"], column: valueColumn(of: ["format"]))
             }
@@ -98,7 +97,7 @@ package struct Configuration: Equatable, Sendable {
                 guard !names.isEmpty else { throw fail("'payload' names at least one file", at: [key], column: valueColumn(of: [key])) }
                 sources.payloadNames = names
             case "inline-tags":
-                guard let flag = value?.bool else { throw fail("'inline-tags' is true or false", at: [key], column: valueColumn(of: [key])) }
+                guard let flag = value?.tomlBool else { throw fail("'inline-tags' is true or false", at: [key], column: valueColumn(of: [key])) }
                 sources.inlineTags = flag
             case "sidecars":
                 let names = try Self.strings(value, named: key) { fail($0, at: [key]) }
@@ -114,7 +113,7 @@ package struct Configuration: Equatable, Sendable {
             case "ignore":
                 ignore = try Self.strings(value, named: key) { fail($0, at: [key]) }
             case "recursive":
-                guard let flag = value?.bool else { throw fail("'recursive' is true or false", at: [key], column: valueColumn(of: [key])) }
+                guard let flag = value?.tomlBool else { throw fail("'recursive' is true or false", at: [key], column: valueColumn(of: [key])) }
                 sources.recursive = flag
             case "queries":
                 savedQueries = try Self.strings(value, named: key) { fail($0, at: [key]) }
@@ -133,15 +132,15 @@ package struct Configuration: Equatable, Sendable {
                 }
                 desktopEntries = DesktopEntryViews(patterns)
             case "views", "fields", "conflicts":
-                guard value?.table != nil else { throw fail("'\(key)' is a table: [\(key)]", at: [key]) }
+                guard value?.tomlTable != nil else { throw fail("'\(key)' is a table: [\(key)]", at: [key]) }
             default:
-                if value?.table != nil, layout.header([key]) != nil {
+                if value?.tomlTable != nil, layout.header([key]) != nil {
                     throw fail("unknown table [\(key)] (tables: [views], [fields], [conflicts])", at: [key], column: 1)
                 }
                 throw fail("unknown setting '\(key)' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, desktop-entries, [views], [fields], [conflicts])", at: [key], column: 1)
             }
         }
-        if let fields = table["fields"]?.table {
+        if let fields = table["fields"]?.tomlTable {
             for key in fields.keys.sorted(by: { layout.order(of: ["fields", $0]) < layout.order(of: ["fields", $1]) }) {
                 let keys = try Self.strings(fields[key], named: key) { fail($0, at: ["fields", key]) }
                 switch key {
@@ -154,7 +153,7 @@ package struct Configuration: Equatable, Sendable {
                 }
             }
         }
-        if let conflicts = table["conflicts"]?.table {
+        if let conflicts = table["conflicts"]?.tomlTable {
             for key in conflicts.keys.sorted(by: { layout.order(of: ["conflicts", $0]) < layout.order(of: ["conflicts", $1]) }) {
                 let place = ["conflicts", key]
                 switch key {
@@ -165,14 +164,14 @@ package struct Configuration: Equatable, Sendable {
                     }
                     sources.conflicts.markers = markers
                 case "numbered-copies", "git-markers":
-                    guard let flag = conflicts[key]?.bool else { throw fail("'\(key)' is true or false", at: place, column: valueColumn(of: place)) }
+                    guard let flag = conflicts[key]?.tomlBool else { throw fail("'\(key)' is true or false", at: place, column: valueColumn(of: place)) }
                     if key == "numbered-copies" { sources.conflicts.numberedCopies = flag } else { sources.conflicts.gitMarkers = flag }
                 default:
                     throw fail("unknown setting '\(key)' in [conflicts] (markers, numbered-copies, git-markers)", at: place, column: 1)
                 }
             }
         }
-        if let viewTable = table["views"]?.table {
+        if let viewTable = table["views"]?.tomlTable {
             for key in viewTable.keys.sorted(by: { layout.order(of: ["views", $0]) < layout.order(of: ["views", $1]) }) {
                 let place = ["views", key]
                 let path = key.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -182,7 +181,7 @@ package struct Configuration: Equatable, Sendable {
                 if Self.reservedNames.contains(path[0]) {
                     throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", at: place, column: 1)
                 }
-                guard let text = viewTable[key]?.string else { throw fail("a view is a query in quotes", at: place, column: valueColumn(of: place)) }
+                guard let text = viewTable[key]?.tomlString else { throw fail("a view is a query in quotes", at: place, column: valueColumn(of: place)) }
                 do {
                     views.append(View(path: path, query: try Query(parsing: text, now: now), text: text))
                 } catch {
@@ -200,16 +199,14 @@ package struct Configuration: Equatable, Sendable {
         }
     }
 
-    /// The document as TOMLKit reads it (TOML 1.0), after the checks of
-    /// `checkTOML`, each refused with its place.
-    static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> (TOMLTable, TOMLLayout) {
+    /// The document as toml++ reads it (TOML 1.0; `TOMLDocument`), after
+    /// the checks of `checkTOML`, each refused with its place.
+    static func parseTOML(_ text: String, file: String) throws(ConfigurationError) -> ([String: PayloadValue], TOMLLayout) {
         let layout = try checkTOML(text, file: file)
         do {
-            return (try TOMLTable(string: text), layout)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(file: file, line: error.source.begin.line, column: error.source.begin.column, message: error.description)
+            return (try TOMLDocument.read(text), layout)
         } catch {
-            throw ConfigurationError(file: file, line: 0, column: 0, message: "\(error)")
+            throw ConfigurationError(file: file, line: error.line, column: error.column, message: error.message)
         }
     }
 
@@ -243,13 +240,13 @@ package struct Configuration: Equatable, Sendable {
         return layout
     }
 
-    private static func strings(_ value: (any TOMLValueConvertible)?, named key: String,
+    private static func strings(_ value: PayloadValue?, named key: String,
                                 _ fail: (String) -> ConfigurationError) throws(ConfigurationError) -> [String] {
-        if let text = value?.string { return [text] }
-        guard let array = value?.array else { throw fail("'\(key)' takes a string or a list of strings") }
+        if let text = value?.tomlString { return [text] }
+        guard let array = value?.tomlArray else { throw fail("'\(key)' takes a string or a list of strings") }
         var result: [String] = []
         for element in array {
-            guard let text = element.string else { throw fail("'\(key)' takes strings") }
+            guard let text = element.tomlString else { throw fail("'\(key)' takes strings") }
             result.append(text)
         }
         return result

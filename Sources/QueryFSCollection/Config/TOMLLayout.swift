@@ -1,12 +1,12 @@
 import QueryFSEngine
 /// Where each key of a TOML document is written, in the order written.
 ///
-/// TOMLKit (toml++) reads and validates the document but keeps neither the
+/// toml++ (`TOMLDocument`) reads and validates the document but keeps neither the
 /// order of keys nor their places, and the configuration needs both: views
 /// are listed in the order the user wrote them, and an error about what a
 /// valid file says (an unknown field, a view whose query does not parse)
 /// still names its line and column. This reads only the layout of a
-/// document TOMLKit has already accepted: table headers, keys (bare,
+/// document toml++ has already accepted: table headers, keys (bare,
 /// quoted, dotted) and where each value starts; values are skipped, not
 /// read. No recursion: nesting costs nothing here.
 ///
@@ -129,7 +129,7 @@ struct TOMLLayout {
             let keyPlace = place
             let path = readKeyPath()
             guard peek == "=" else {
-                skipToEndOfLine()  // not TOML; TOMLKit refused it already
+                skipToEndOfLine()  // not TOML; toml++ refused it already
                 continue
             }
             advance()

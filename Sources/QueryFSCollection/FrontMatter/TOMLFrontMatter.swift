@@ -1,28 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CTOML
-import CTOMLRelease
 import QueryFSEngine
 
-/// A TOML front-matter block (Hugo's `+++`) as a payload value: checked as
-/// `.queryfs.toml` is (`Configuration.checkTOML`: the same refusals before
-/// toml++ sees the text), then parsed by toml++ and walked through its C
-/// interface, which TOMLKit ships as the module `CTOML`.
-///
-/// Why not TOMLKit's Swift types, as the configuration uses: TOMLKit 0.6.0
-/// frees nothing. `TOMLTable(string:)` never deletes the table it parsed,
-/// and every key list, string, number and date it hands out is a `malloc`
-/// or `strdup` no one frees. Measured at 100,000 notes (15 % TOML) with
-/// every view listed, a mount that scanned held 104 MB where one that took
-/// the same items from its index held 62 MB: the leaked toml++ nodes, one
-/// small tree per TOML note among the scan's freed memory, kept its pages
-/// resident (a heap census of the blocks between free ones found toml++
-/// vtables in most); and every edit of a TOML note leaked again. Here each
-/// value is copied out and its buffer freed, and the parsed table is
-/// deleted whole (`qfs_toml_table_delete`: CTOML has no call for it). The
-/// same mount then held 78 MB (83 MB with the table's nodes cleared but
-/// its root left: each leaked root pinned a page of freed memory).
+/// A TOML front-matter block (Hugo's `+++`) as a payload value, read as
+/// `.queryfs.toml` is: the same refusals first (`Configuration.checkTOML`),
+/// then toml++ (`TOMLDocument`, which says why not through TOMLKit's types).
 enum TOMLFrontMatter {
     static func read(_ text: String) throws(FrontMatterError) -> PayloadValue {
         do {
@@ -30,89 +10,10 @@ enum TOMLFrontMatter {
         } catch {
             throw FrontMatterError(message: "not TOML: \(error.message) (line \(error.line))")
         }
-        // Written by CTOML when the parse fails, read only then.
-        let error = UnsafeMutablePointer<CTOMLParseError>.allocate(capacity: 1)
-        defer { error.deallocate() }
-        guard let root = text.withCString({ tableCreateFromString($0, error) }) else {
-            let message = String(cString: error.pointee.description)
-            free(UnsafeMutableRawPointer(mutating: error.pointee.description))  // strdup'd by CTOML
-            throw FrontMatterError(message: "not TOML: \(message) (line \(error.pointee.source.begin.line))")
+        do {
+            return .dictionary(try TOMLDocument.read(text))
+        } catch {
+            throw FrontMatterError(message: "not TOML: \(error.message) (line \(error.line))")
         }
-        defer { qfs_toml_table_delete(UnsafeMutableRawPointer(root)) }
-        return table(root)
-    }
-
-    /// TOML nests no deeper than its text, which is bounded (`FrontMatter.Limits.headBytes`).
-    private static func table(_ table: OpaquePointer) -> PayloadValue {
-        let count = tableSize(table)
-        guard count > 0 else { return .dictionary([:]) }
-        // Both malloc'd arrays, the keys strdup'd each, in the same order.
-        let keys = tableGetKeys(table)
-        let values = tableGetValues(table)
-        defer {
-            for index in 0..<count { free(UnsafeMutablePointer(mutating: keys[index])) }
-            free(UnsafeMutableRawPointer(mutating: keys))
-            free(UnsafeMutableRawPointer(mutating: values))
-        }
-        var dictionary: [String: PayloadValue] = [:]
-        dictionary.reserveCapacity(count)
-        for index in 0..<count {
-            dictionary[String(cString: keys[index])] = value(values[index])
-        }
-        return .dictionary(dictionary)
-    }
-
-    private static func value(_ node: OpaquePointer) -> PayloadValue {
-        switch nodeType(node) {
-        case .table:
-            return nodeAsTable(node).map(table) ?? .null
-        case .array:
-            guard let array = nodeAsArray(node) else { return .null }
-            return .array((0..<arraySize(array)).map { value(arrayGetNode(array, Int64($0))) })
-        case .string:
-            return taking(nodeAsString(node)) { .string(String(cString: $0)) }
-        case .integer:
-            return taking(nodeAsInt(node)) { .integer($0.pointee) }
-        case .floatingPoint:
-            return taking(nodeAsDouble(node)) { .real($0.pointee) }
-        case .boolean:
-            return taking(nodeAsBool(node)) { .bool($0.pointee) }
-        case .date:
-            return taking(nodeAsDate(node)) { pointer in
-                let text = isoDate(pointer.pointee)
-                return ISO8601.parse(text).map(PayloadValue.date) ?? .string(text)
-            }
-        case .timeType:
-            return taking(nodeAsTime(node)) { pointer in
-                let time = pointer.pointee
-                return .string(pad(time.hour, 2) + ":" + pad(time.minute, 2) + ":" + pad(time.second, 2))
-            }
-        case .dateTime:
-            return taking(nodeAsDateTime(node)) { pointer in
-                let dateTime = pointer.pointee
-                let time = dateTime.time
-                var text = isoDate(dateTime.date) + "T" + pad(time.hour, 2) + ":" + pad(time.minute, 2) + ":" + pad(time.second, 2)
-                if let offset = dateTime.offset {
-                    let minutes = Int(offset.pointee.minutes)
-                    text += (minutes < 0 ? "-" : "+") + pad(abs(minutes) / 60, 2) + ":" + pad(abs(minutes) % 60, 2)
-                    qfs_toml_offset_delete(offset)  // made with C++ `new`
-                }
-                return ISO8601.parse(text).map(PayloadValue.date) ?? .string(text)
-            }
-        }
-    }
-
-    /// A value CTOML copied into a fresh allocation, read and then freed.
-    private static func taking<T>(_ pointer: UnsafePointer<T>?, _ read: (UnsafePointer<T>) -> PayloadValue) -> PayloadValue {
-        guard let pointer else { return .null }
-        defer { free(UnsafeMutableRawPointer(mutating: pointer)) }
-        return read(pointer)
-    }
-
-    private static func isoDate(_ date: CTOMLDate) -> String { pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) }
-
-    private static func pad(_ number: some BinaryInteger, _ width: Int) -> String {
-        let digits = String(number)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
