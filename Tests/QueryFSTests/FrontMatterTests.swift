@@ -111,6 +111,50 @@ final class FrontMatterTests: XCTestCase {
         XCTAssertLessThan(inUse() - before, 640 << 10, "memory grew with every TOML note read")
     }
 
+    /// Tags split as bytes and titles found line by line over bytes (both
+    /// for speed) say what splitting Characters and validating every line
+    /// said before, for random strings of the characters that matter.
+    func testByteWiseTagsAndHeadingsAgreeWithTheCharacterWiseReading() {
+        func referenceWords(_ text: String, key: String) -> [String] {
+            let separators: Set<Character> = key == "tags" && !text.contains(",") ? [" ", "\t"] : [","]
+            return text.split(whereSeparator: { separators.contains($0) })
+                .map { String($0).trimming(" \t") }
+                .map { key == "tags" && $0.hasPrefix("#") ? String($0.dropFirst()) : $0 }
+                .filter { !$0.isEmpty }
+        }
+        func referenceHeading(_ body: String) -> String? {
+            var inFence = false
+            for line in Array(body.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+                let text = String(decoding: line, as: UTF8.self)
+                let stripped = text.trimming(" \t\r")
+                if stripped.hasPrefix("```") || stripped.hasPrefix("~~~") { inFence.toggle() }
+                guard !inFence, text.hasPrefix("# ") else { continue }
+                var title = String(text.dropFirst(2)).trimming(" \t\r")
+                let withoutHashes = title.reversed().drop { $0 == "#" }
+                if withoutHashes.count < title.count, withoutHashes.first == " " { title = String(withoutHashes.reversed()).trimming(" \t") }
+                if !title.isEmpty { return title }
+            }
+            return nil
+        }
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "b/c", " ", ",", "#", "\t", "é", "日本", "x#y"]
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let quoted = JSON.string(text)
+            for key in ["tags", "aliases"] {
+                let parsed = FrontMatter.parse(Array("---\n\(key): \(quoted)\n---\n".utf8))
+                let expected = referenceWords(text, key: key)
+                XCTAssertEqual(parsed.payload[key], expected.isEmpty && text.isEmpty ? .array([]) : .array(expected.map(PayloadValue.string)),
+                               "\(key): \(quoted)")
+            }
+        }
+        let lines = ["# Title", "```", "~~~", "  ```", "text", "#no", "# ", "# Hash ##", "# é ", "\t# not", "# a #", "", "\r"]
+        for _ in 0..<2_000 {
+            let body = (0..<Int.random(in: 0...6, using: &generator)).map { _ in lines.randomElement(using: &generator)! }.joined(separator: "\n")
+            XCTAssertEqual(FrontMatter.parse(Array(body.utf8)).payload["title"], referenceHeading(body).map(PayloadValue.string), body)
+        }
+    }
+
     func testWithoutATitleTheFirstHeadingIsTheTitle() {
         XCTAssertEqual(parse("Intro\n\n# The heading #\n\n# Second\n").payload["title"], .string("The heading"))
         XCTAssertEqual(parse("```\n# not a heading\n```\n## Level two\n# Real\n").payload["title"], .string("Real"))
