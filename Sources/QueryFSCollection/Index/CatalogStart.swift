@@ -36,6 +36,13 @@ struct CatalogStart {
         }
         start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
                    progress: progress)
+        start.compactRead { names in
+            names.compactMap { name in
+                let read = coordinated.read(named: name, in: root.fd)
+                guard case .item(let item) = read.scan else { return nil }
+                return (item, read.settledStamp)
+            }
+        }
         changeSources.followListing(knownNames: Set(trusted ? start.items.map(\.name) : names))
         let marksChanged = start.markNumberedCopies(sources.conflicts)
         // A trusted start holding exactly the snapshot's items, in its order,
