@@ -82,6 +82,32 @@ final class FormatsMountTests: MountTestCase {
         XCTAssertTrue(eventually { self.names("tag/family").isEmpty }, "\(names("tag/family"))")
     }
 
+    /// A photo's stamp covers its sidecar, and stamps are compared as the
+    /// scan made them: a command without a mount reads nothing again while
+    /// nothing changed (a stamper without the sidecar kinds found every
+    /// photo with one changed), and reads a photo again when its sidecar is.
+    func testCommandsReadNoPhotoAgainWhileItsSidecarIsUnchanged() throws {
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"darktable\"\n".utf8))
+            mkdir(corpus.path + "/2024", 0o755)
+            for number in 0..<6 {
+                corpus.file(Array("2024/IMG_\(number).jpg".utf8), contents: [0xFF, 0xD8], mtime: 1_000 + number)
+                if number % 2 == 0 {
+                    corpus.file(Array("2024/IMG_\(number).jpg.xmp".utf8), contents: Array(Self.xmp(tags: ["sea"], rating: 3).utf8), mtime: 1_000)
+                }
+            }
+        }
+        usleep(100_000)  // reads in the clock tick of a change are not vouched for (ItemStamp)
+        let index = fixture.root + "/cache/photos.index"
+        func status() -> String { QueryfsBinary.run(["status", fixture.backing, "--index", index]).stdoutText }
+        for _ in 0..<2 { XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "tag/sea", "--index", index]).status, 0) }
+        XCTAssertTrue(status().contains("stamps compared\n"), status())
+        Corpus(path: fixture.backing).write(fixture.backed("2024/IMG_2.jpg.xmp"), Array(Self.xmp(tags: ["sea", "sun"], rating: 5).utf8))
+        usleep(100_000)
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "tag/sun", "--index", index]).stdoutText, "0001 IMG_2.jpg\n")
+        XCTAssertTrue(status().contains("stamps compared\n"), "read again, then written back: \(status())")
+    }
+
     func testYtDlpVideosWithJSONSidecars() throws {
         fixture = MountedFixture { corpus in
             corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"yt-dlp\"\n".utf8))

@@ -37,8 +37,12 @@ struct CatalogStart {
         start.read(unread, root: root, coordinated: coordinated, sources: changeSources, releaseWaiters: releaseWaiters,
                    progress: progress)
         start.compactRead { names in
-            names.compactMap { name in
-                let read = coordinated.read(named: name, in: root.fd)
+            // Past any writer's lock, as `InitialItems.read` reads a locked
+            // item: the release waiter it set reads that item again later.
+            var plain = coordinated
+            plain.respectsLocks = false
+            return names.compactMap { name in
+                let read = plain.read(named: name, in: root.fd)
                 guard case .item(let item) = read.scan else { return nil }
                 return (item, read.settledStamp)
             }

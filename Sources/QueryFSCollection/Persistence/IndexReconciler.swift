@@ -11,7 +11,7 @@ enum IndexReconciler {
     static func unchanged(_ names: [ItemName], in index: [ItemName: IndexedItem], root: BackingDirectory,
                           threads: Int = Scanner.defaultThreads) -> [IndexedItem?]
     {
-        let stamper = Scanner()
+        let stamper = stamper(for: root)
         // Folder by folder: a nested name is stamped from its folder's
         // descriptor, not by opening that folder again for every item.
         return Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> IndexedItem? in
@@ -28,10 +28,19 @@ enum IndexReconciler {
     {
         // Names are unique: as many, each found, is the same set.
         guard names.count == stamps.count else { return false }
-        let stamper = Scanner()
+        let stamper = stamper(for: root)
         return !Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> Bool in
             guard let indexed = stamps[name], indexed != 0, let folderFD, let current = stamper.stamp(of: leaf, in: folderFD) else { return false }
             return (current.value == 0 ? 1 : current.value) == indexed
         }.contains(false)
+    }
+
+    /// A scanner stamping as the scan did: a file's sidecar (`IMG.jpg.xmp`)
+    /// is part of its stamp, so a stamper without the collection's sidecar
+    /// kinds found every photo with one changed, and read it again.
+    private static func stamper(for root: BackingDirectory) -> Scanner {
+        var sources = FieldSources()
+        sources.sidecars = root.sidecars
+        return Scanner(sources: sources)
     }
 }

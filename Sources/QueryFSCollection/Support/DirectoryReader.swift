@@ -92,12 +92,13 @@ package enum DirectoryReader {
         let count = size
         var filled = 0
         while filled < count {
-            let read = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { pread(fd, raw.baseAddress! + filled, count - filled, off_t(filled)) } }
+            let requested = count - filled
+            let read = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { pread(fd, raw.baseAddress! + filled, requested, off_t(filled)) } }
             if read < 0 { throw SystemError.current("read") }
             filled += read
             // A regular file reads short only at its end: no second call to
             // hear 0 (one pread per note, not two; 100,000 calls a scan).
-            if read < count - filled + read { break }
+            if read < requested { break }
         }
         buffer.removeSubrange(filled...)
         return buffer
