@@ -156,7 +156,7 @@ struct CatalogUpdater: @unchecked Sendable {
         // Items whose released locks we hold: let go as soon as each is read,
         // not after the whole batch (a full rescan takes seconds at 100,000).
         let held = releaseWaiters.heldNames
-        return parallelMap(list, threads: Scanner.defaultThreads, minimumCount: 256) { name -> Scanner.ItemRead? in
+        return parallelMap(list, threads: Scanner.readingThreads, minimumCount: 256) { name -> Scanner.ItemRead? in
             let read = ignored(name) ? nil : scanner.read(named: name, in: backing.fd)
             if held.contains(name) { releaseWaiters.letGo(of: [name]) }
             return read

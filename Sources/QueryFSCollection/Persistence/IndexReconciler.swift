@@ -9,7 +9,7 @@ import QueryFSEngine
 enum IndexReconciler {
     /// For each of `names`, its indexed item if unchanged, else nil.
     static func unchanged(_ names: [ItemName], in index: [ItemName: IndexedItem], root: BackingDirectory,
-                          threads: Int = Scanner.defaultThreads) -> [IndexedItem?]
+                          threads: Int = Scanner.readingThreads) -> [IndexedItem?]
     {
         let stamper = stamper(for: root)
         // Folder by folder: a nested name is stamped from its folder's
@@ -24,7 +24,7 @@ enum IndexReconciler {
     /// Whether `names` (BACKING's listing) are exactly the items of
     /// `stamps`, each with the stamp it was indexed at: stats alone, as above.
     static func allUnchanged(_ names: [ItemName], stamps: [ItemName: UInt64], root: BackingDirectory,
-                             threads: Int = Scanner.defaultThreads) -> Bool
+                             threads: Int = Scanner.readingThreads) -> Bool
     {
         // Names are unique: as many, each found, is the same set.
         guard names.count == stamps.count else { return false }
