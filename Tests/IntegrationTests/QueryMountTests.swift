@@ -186,6 +186,55 @@ final class QueryMountTests: MountTestCase {
         }, "\(ViewComparison.mounted(mountPoint: fixture.mountPoint, view: "query/payload.isArchived"))")
     }
 
+    /// A file manager's new folder in `query/` (Nemo, Caja): `mkdir` of its
+    /// placeholder name makes an empty draft, and renaming the draft saves
+    /// the query typed — the same node then lists it. To the process that
+    /// made the draft, a query not looked up yet is absent (GLib checks that
+    /// the new name is free before it renames); to any other it is there.
+    func testAPlaceholderFolderInQueryIsADraftSavedByItsRename() throws {
+        fixture = MountedFixture { corpus in Self.numberedItems(in: corpus, count: 12, archivedEvery: 3) }
+        let log = fixture.root + "/mount.log"
+        try fixture.mount(["--log", log])
+        let config = fixture.backed(".queryfs.toml")
+        func configText() -> String { String(decoding: RawFiles.read(config) ?? [], as: UTF8.self) }
+        func queryNames() -> Set<String> { Set((RawFiles.list(fixture.mounted("query")) ?? []).map { String(decoding: $0, as: UTF8.self) }) }
+
+        XCTAssertEqual(mkdir(fixture.mounted("query/Untitled Folder"), 0o755), 0, "mkdir of a placeholder: \(errno)")
+        XCTAssertEqual(queryNames(), ["Untitled Folder"])
+        XCTAssertEqual(RawFiles.list(fixture.mounted("query/Untitled Folder"))?.count, 0, "a draft is empty")
+        XCTAssertEqual(mkdir(fixture.mounted("query/Untitled Folder"), 0o755), -1)
+        XCTAssertEqual(errno, EEXIST, "the program numbers its next one")
+        XCTAssertEqual(mkdir(fixture.mounted("query/Neuer Ordner (2)"), 0o755), 0, "a placeholder in another language: \(errno)")
+        XCTAssertNil(RawFiles.lstat(fixture.mounted("query/archived")), "the maker sees an unsaved query as free")
+        let other = Program.run(["stat", "-c", "%F", fixture.mounted("query/archived")])
+        XCTAssertEqual(other.status, 0, "another process still finds every query: \(other.stderrText)")
+
+        XCTAssertEqual(rename(fixture.mounted("query/Untitled Folder"), fixture.mounted("query/archived")), 0, "rename: \(errno)")
+        XCTAssertEqual(configText(), "queries = [\"archived\"]\n")
+        XCTAssertEqual(queryNames(), ["archived", "Neuer Ordner (2)"])
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: ["archived"]), [])
+        // A draft takes another placeholder, never a name that is no query.
+        XCTAssertEqual(rename(fixture.mounted("query/Neuer Ordner (2)"), fixture.mounted("query/New Folder")), 0, "rename: \(errno)")
+        XCTAssertEqual(rename(fixture.mounted("query/New Folder"), fixture.mounted("query/(tag:a")), -1)
+        XCTAssertEqual(errno, EINVAL)
+        // A saved query renamed: the new one saved, the old one forgotten.
+        XCTAssertEqual(rename(fixture.mounted("query/archived"), fixture.mounted("query/-archived")), 0, "rename: \(errno)")
+        XCTAssertEqual(configText(), "queries = [\"-archived\"]\n")
+        XCTAssertEqual(ViewComparison.differences(backing: fixture.backing, mountPoint: fixture.mountPoint, queries: ["-archived"]), [])
+        XCTAssertEqual(rmdir(fixture.mounted("query/New Folder")), 0, "rmdir of a draft: \(errno)")
+        XCTAssertEqual(queryNames(), ["-archived"])
+        // Not placeholders: a mistyped query, a lone word, query syntax.
+        for name in ["archived unread", "foo", "(tag:a", "Untitled:Folder"] {
+            XCTAssertEqual(mkdir(fixture.mounted("query/" + name), 0o755), -1, name)
+            XCTAssertEqual(errno, EINVAL, name)
+        }
+        XCTAssertTrue(String(decoding: RawFiles.read(log) ?? [], as: UTF8.self).contains("mkdir query/Untitled Folder: not a query"))
+
+        fixture.unmount()
+        try fixture.mount(["--log", log])
+        XCTAssertEqual(queryNames(), ["-archived"], "drafts do not outlive the mount")
+    }
+
     /// Relative ages count from now, not from the mount: an item leaves a
     /// configured view and a query folder of `modified>3s` once it is older,
     /// with no change to it (`--age-recount` makes the recount quick here).

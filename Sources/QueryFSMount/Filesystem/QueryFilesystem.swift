@@ -36,6 +36,10 @@ package final class QueryFilesystem: @unchecked Sendable {
     var configurationFile: ConfigurationReloader? { settings.configurationFile }
     /// The queries saved in the configuration, as `query/` shows them.
     let savedQueries = Mutex<Set<String>>([])
+    /// `query/` folders a file manager made under its placeholder name
+    /// ("Untitled Folder"), empty until renamed to a query (`QueryDrafts`),
+    /// with the process that made each (0: unknown).
+    let draftQueries = Mutex<[String: pid_t]>([:])
     /// Logged once: the mount cannot tell a mkdir lookup from another.
     let warnedSyscallUnreadable = Atomic<Bool>(false)
     var queryFolderLimit: Int { settings.queryFolderLimit }

@@ -17,6 +17,8 @@ extension QueryFilesystem {
         // mkdir looks the name up first: a query not saved yet must be
         // absent for it, or the kernel answers EEXIST without asking us.
         if !saved, isMakingDirectory(request) { return fail(request, ENOENT) }
+        // The program renaming its draft first checks that the new name is free.
+        if !saved, isDraftMaker(request), folders.folder(path: path) == nil { return fail(request, ENOENT) }
         // What file managers probe every folder for (.directory, .hidden,
         // .Trash): a miss, not a query to parse and log a line about.
         if name.hasPrefix(".") { return fail(request, ENOENT) }
@@ -35,6 +37,8 @@ extension QueryFilesystem {
 
     func queryMkdir(_ request: fuse_req_t?, name: String) {
         if let error = QueryFilesystem.queryError(name) {
+            // A file manager's new folder: an empty draft it renames next.
+            if QueryDrafts.isPlaceholder(name, error: error) { return makeDraft(request, name: name, because: error) }
             catalog.logger.notice("mkdir query/\(name): \(error)")
             return fail(request, EINVAL)
         }
@@ -55,12 +59,13 @@ extension QueryFilesystem {
         guard saved || folders.folder(path: [ViewDefinition.queryFolder, name]) != nil else { return fail(request, ENOENT) }
         if saved, !editSavedQueries(request, name, saving: false) { return }
         removeQueryFolder(name)
+        draftQueries.withLock { $0[name] = nil }
         fail(request, 0)
     }
 
     /// Saves or forgets `name` in the configuration file and in the mount's
     /// set; false once it has replied with the error (logged with why).
-    private func editSavedQueries(_ request: fuse_req_t?, _ name: String, saving: Bool) -> Bool {
+    func editSavedQueries(_ request: fuse_req_t?, _ name: String, saving: Bool) -> Bool {
         guard let file = configurationFile else {
             fail(request, EROFS)
             return false
@@ -88,7 +93,7 @@ extension QueryFilesystem {
         return made!
     }
 
-    private func removeQueryFolder(_ name: String) {
+    func removeQueryFolder(_ name: String) {
         queryRootClock.tick()
         catalog.forgetQueryView(name)
         let path = [ViewDefinition.queryFolder, name]
@@ -127,7 +132,7 @@ extension QueryFilesystem {
     /// A dropped folder is made again by its next lookup. The kernel must
     /// forget its name, which only the watcher thread may tell it.
     func dropUnusedQueryFoldersIfNeeded() {
-        guard folders.queryFolders.count > queryFolderLimit + savedQueries.withLock({ $0.count }),
+        guard folders.queryFolders.count > queryFolderLimit + savedQueries.withLock({ $0.count }) + draftQueries.withLock({ $0.count }),
               !queryFolderDropPending.exchange(true, ordering: .relaxed) else { return }
         catalog.onWatcherThread { [self] in
             queryFolderDropPending.store(false, ordering: .relaxed)
@@ -141,8 +146,8 @@ extension QueryFilesystem {
 
     /// Drops the unsaved folders beyond the limit (on the watcher thread); returns their names.
     private func dropUnusedQueryFolders() -> [String] {
-        let saved = savedQueries.withLock { $0 }
-        let candidates = folders.queryFolders.filter { !saved.contains($0) }
+        let kept = savedQueries.withLock { $0 }.union(draftQueries.withLock { $0.keys })
+        let candidates = folders.queryFolders.filter { !kept.contains($0) }
             .compactMap { name in folders.folder(path: [ViewDefinition.queryFolder, name]).map { (name, $0) } }
         let excess = candidates.count - queryFolderLimit
         guard excess > 0 else { return [] }
@@ -152,7 +157,7 @@ extension QueryFilesystem {
         return victims.map(\.0)
     }
 
-    private static func queryError(_ text: String) -> QueryError? {
+    static func queryError(_ text: String) -> QueryError? {
         do {
             _ = try Query(parsing: text, now: .now)
             return nil

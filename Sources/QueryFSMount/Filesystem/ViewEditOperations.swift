@@ -128,6 +128,9 @@ extension QueryFilesystem {
     {
         let shown = "mv '\(String(cString: name))' '\(String(cString: newName))'"
         if parent == NodeID.tagRoot, newParent == NodeID.tagRoot { return tagRename(request, from: String(cString: name), to: String(cString: newName)) }
+        if parent == NodeID.queryRoot, newParent == NodeID.queryRoot {
+            return queryRename(request, from: String(cString: name), to: String(cString: newName), flags: flags)
+        }
         guard flags & QFS_RENAME_EXCHANGE == 0 else { return refuse(request, EPERM, "\(shown): views cannot exchange entries") }
         guard let (target, targetView) = editableView(newParent) else {
             return refuse(request, EPERM, "\(shown): only into a view folder (or within one, to retitle)")

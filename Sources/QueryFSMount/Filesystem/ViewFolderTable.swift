@@ -78,6 +78,10 @@ final class ViewFolderTable: @unchecked Sendable {
                 tagFolderNames.append(newPath[1])
                 tagFolderNamesSorted = false
             }
+            if path.count == 2, path[0] == ViewDefinition.queryFolder {
+                queryFolderNames.removeAll { $0 == path[1] || $0 == newPath[1] }
+                queryFolderNames.append(newPath[1])
+            }
         }
     }
 
