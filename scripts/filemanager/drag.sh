@@ -5,11 +5,12 @@
 # a move on one filesystem) — and what it did is read back from the mount.
 # Needs session.sh, edits.sh, $mnt, $work, row and fail.
 
-# The window-relative point of NAME: the first point of a grid over the
-# file area whose click selects NAME, read back from the program's
-# clipboard (no screenshot, whatever the program's layout). The grid keeps
-# off the sidebar and toolbars (left 30 %, top 20 %), where a click would go
-# elsewhere (Dolphin's places panel is a third of its window: not dragged in).
+# The window-relative point of NAME: the middle of where a click selects
+# NAME, from the first point of a grid over the file area that does, read
+# back from the program's clipboard (no screenshot, whatever the program's
+# layout). A drop at an entry's edge lands beside it (Thunar, Dolphin).
+# The grid keeps off the sidebar and toolbars (left 30 %, Dolphin's 40 %;
+# top 20 %), where a click would go to another folder.
 fm_point_of() {  # NAME
     local window geometry width height x y
     window=$(fm_window)
@@ -19,16 +20,39 @@ fm_point_of() {  # NAME
     # Past the double-click time: a first click where the last one was would open what is there.
     sleep 1
     for y in $(seq $(( height / 5 )) 30 $(( height * 4 / 5 ))); do
-        for x in $(seq $(( width * 3 / 10 )) 40 $(( width - 30 ))); do
-            # (xclip stays to serve the selection until a copy takes it: never on this function's output.)
-            printf '' | xclip -selection clipboard >/dev/null 2>&1 || true
-            xdotool mousemove --window "$window" "$x" "$y" click 1
-            sleep 0.35
+        # (Dolphin's places panel takes the left third: a click there goes to another folder.)
+        for x in $(seq $(( width * $([ "$program" = dolphin ] && echo 4 || echo 3) / 10 )) 40 $(( width - 30 ))); do
             # NAME alone: a click beside every entry may leave a select-all as it was.
-            if [ "$(fm_selected)" = "$1" ]; then echo "$x $y"; return 0; fi
+            if fm_selects_at "$1" "$window" "$x" "$y"; then fm_middle_of "$1" "$window" "$x" "$y"; return 0; fi
         done
     done
     return 1
+}
+
+# Whether a click at X Y (window-relative) selects NAME alone. Points are
+# apart by more than a double-click's distance: never one that opens.
+fm_selects_at() {  # NAME WINDOW X Y
+    local selected
+    # (xclip stays to serve the selection until a copy takes it: never on this function's output.)
+    printf '' | xclip -selection clipboard >/dev/null 2>&1 || true
+    xdotool mousemove --window "$2" "$3" "$4" click 1
+    sleep 0.35
+    selected=$(fm_selected)
+    # Dolphin: Escape leaves the "selection mode" a copy with nothing
+    # selected starts (its bar moves every entry down), and clears the
+    # selection (an entry clicked while selected would be renamed in place).
+    [ "$program" != dolphin ] || { xdotool key --clearmodifiers Escape; sleep 0.3; }
+    [ "$selected" = "$1" ]
+}
+
+# The middle of NAME's entry from X Y, the first point of it the grid met
+# (its top-left edge): as far right and down as a click still selects it,
+# halved. A drop on an entry's edge lands beside it in Dolphin.
+fm_middle_of() {  # NAME WINDOW X Y
+    local right=$3 down=$4 step
+    for step in 12 24 36 48 60 72; do fm_selects_at "$1" "$2" $(( $3 + step )) "$4" && right=$(( $3 + step )) || break; done
+    for step in 12 24 36 48 60 72; do fm_selects_at "$1" "$2" "$3" $(( $4 + step )) && down=$(( $4 + step )) || break; done
+    echo "$(( ($3 + right) / 2 )) $(( ($4 + down) / 2 ))"
 }
 
 # Presses at FROM, moves in steps to TO and lets go there, holding KEYS
@@ -62,27 +86,36 @@ payload_tags() {  # ITEM
 
 drag_check() {  # PROGRAM
     local program=$1 kind keys source item entry from to dialogs
-    # xdotool's press-move-release starts no drag in Thunar's icon view, and
-    # Dolphin's drop lands beside its target: not automated there (README).
-    case $program in thunar|dolphin) row "$program" "drag into tag/" "not automated (the harness cannot drag there)"; return 0 ;; esac
+    # The nested tag folder's name: long enough to wrap, as the entry's
+    # title does, so that the grid of fm_point_of cannot miss its label
+    # (Dolphin draws no icon here: "into" alone was 28 by 15 pixels).
+    local into="into this nested tag folder by dragging an entry onto it"
     for kind in link plain; do
         keys=$([ "$kind" = link ] && echo ctrl+shift || echo "")
         source="drag-$kind-$program"
         # A tag of its own, one entry and one nested tag folder in it.
         item=$(ls "$mnt/bundles" | sed -n "$([ "$kind" = link ] && echo 3 || echo 4)p")
-        mkdir "$mnt/tag/$source" "$mnt/tag/$source/into"
+        mkdir "$mnt/tag/$source" "$mnt/tag/$source/$into"
         ln -s "../../bundles/$item" "$mnt/tag/$source/new"
-        entry=$(ls "$mnt/tag/$source" | grep -v '^into$' | sed -n 1p)
+        entry=$(ls "$mnt/tag/$source" | grep -vxF -- "$into" | sed -n 1p)
         listed "$mnt/tag/$source" > "$work/want"
         fm_start "$program" "$mnt/tag/$source"
         if fm_focus 20 && fm_until_shows "$work/want" 20 "$(date +%s%N)" >/dev/null \
-            && from=$(fm_point_of "$entry") && to=$(fm_point_of into); then
+            && from=$(fm_point_of "$entry") && to=$(fm_point_of "$into"); then
             # shellcheck disable=SC2086 # the points are two numbers each
             fm_drag $from $to "$keys"
-            dialogs=$(fm_answer_dialogs)
-            if [ "$(find "$mnt/tag/$source/into" -mindepth 1 -maxdepth 1 -type d ! -type l | wc -l)" != 0 ]; then
+            if [ "$program" = dolphin ] && [ -z "$keys" ]; then
+                # Dolphin asks what a plain drop does with a menu (Move Here,
+                # Copy Here, Link Here, Cancel) that has no title to find it
+                # by: answered as a user who moves, with its first item.
+                sleep 1.5
+                [ -z "${QUERYFS_FM_SHOTS:-}" ] || import -window root "$QUERYFS_FM_SHOTS/drop-menu-$(date +%s%N).png" 2>/dev/null || true
+                xdotool key --clearmodifiers Down Return
+                dialogs="its drop menu → Move Here"
+            else dialogs=$(fm_answer_dialogs); fi
+            if [ "$(find "$mnt/tag/$source/$into" -mindepth 1 -maxdepth 1 -type d ! -type l | wc -l)" != 0 ]; then
                 fail "$program" "$kind drag into tag/" "a folder was made in the view${dialogs:+; dialogs: $dialogs}"
-            elif eventually tagged_with "$source/into" "$item"; then
+            elif eventually tagged_with "$source/$into" "$item"; then
                 row "$program" "$kind drag into tag/" "joined; tags now: $(payload_tags "$item")${dialogs:+; dialogs: $dialogs}"
             else
                 row "$program" "$kind drag into tag/" "nothing changed${dialogs:+; dialogs: $dialogs}"

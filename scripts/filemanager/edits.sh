@@ -81,7 +81,9 @@ edit_checks() {  # PROGRAM
     elif open_with_first_selected "$program" by-name; then
         xdotool key --clearmodifiers ctrl+c; sleep 0.5
         xdotool key --clearmodifiers ctrl+l; sleep 0.5; xdotool type --delay 10 "$mnt/tag/$other"; xdotool key --clearmodifiers Return; sleep 2
-        fm_select_first "$program"; xdotool key --clearmodifiers ctrl+v
+        # Home puts the keyboard in the folder's view (Dolphin leaves it in the
+        # location bar: its paste went nowhere, and the row said "nothing made").
+        xdotool key --clearmodifiers Home; sleep 0.4; xdotool key --clearmodifiers ctrl+v
         dialogs=$(fm_answer_dialogs)
         if [ "$(find "$mnt/tag/$other" -mindepth 1 -maxdepth 1 -type d | wc -l)" != "$folders_before" ]; then
             fail "$program" "copy, paste into tag/" "a folder was made in tag/$other${dialogs:+; dialogs: $dialogs}"
@@ -98,6 +100,13 @@ edit_checks() {  # PROGRAM
         if fm_focus 20 && fm_until_shows "$work/want" 20 "$(date +%s%N)" >/dev/null; then
             xdotool key --clearmodifiers Escape "$(fm_new_folder_key "$program")"; sleep 1.5
             fm_focus_name_field
+            if [ "$program" = dolphin ] && [ "$place" = query ]; then
+                # Dolphin's dialog greys out OK for a query (it exists, as
+                # every query does there): its placeholder first, then F2.
+                xdotool key --clearmodifiers Return; sleep 2
+                xdotool windowfocus "$(fm_window)" 2>/dev/null || true
+                xdotool key --clearmodifiers F2; sleep 1.5
+            fi
             xdotool key --clearmodifiers ctrl+a; xdotool type --delay 15 "$new"; xdotool key --clearmodifiers Return
             dialogs=$(fm_answer_dialogs)
             if eventually "$([ "$place" = tag ] && echo tag_folder || echo saved_query)" "$place" "$new"; then row "$program" "new folder in $place/" "'$new' made${dialogs:+; dialogs: $dialogs}"

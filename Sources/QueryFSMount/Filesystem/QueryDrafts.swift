@@ -14,6 +14,19 @@ import QueryFSCollection
 /// saved as a query when it is renamed to one. A name that is not shaped
 /// like a placeholder is refused as before (`mkdir 'query/(tag:a'`: EINVAL).
 enum QueryDrafts {
+    /// Who made a draft, and when (monotonic seconds).
+    struct Maker {
+        let process: pid_t
+        let user: uid_t
+        let made: Double
+    }
+
+    /// How long after a draft was made its user's other processes also see
+    /// unsaved queries as absent: Dolphin checks the new name from another
+    /// process than the KIO worker that made the folder (neither is the
+    /// other's parent), and its rename comes within seconds of the mkdir.
+    static let userWindowSeconds = 120.0
+
     /// Words of letters and digits, at least two, one space apart, maybe
     /// numbered ("Untitled Folder 2", "Neuer Ordner (2)", "Новая папка"),
     /// whose first word is no query field (a mistyped query keeps EINVAL):
@@ -33,8 +46,10 @@ extension QueryFilesystem {
     func makeDraft(_ request: fuse_req_t?, name: String, because error: QueryError) {
         let path = [ViewDefinition.queryFolder, name]
         guard folders.folder(path: path) == nil else { return fail(request, EEXIST) }
-        catalog.logger.notice("mkdir query/\(name): not a query (\(error)): an empty draft, saved once renamed to a query")
-        let maker = fuse_req_ctx(request).flatMap { CallerSyscall.processID(ofThread: $0.pointee.pid) } ?? 0
+        catalog.logger.notice("mkdir query/\(name): not a query (\(error)): an empty draft, saved once renamed to a query; until then, and for at most \(Int(QueryDrafts.userWindowSeconds)) s for its user's other programs, queries not yet looked up are absent to its maker")
+        let context = fuse_req_ctx(request)
+        let maker = QueryDrafts.Maker(process: context.flatMap { CallerSyscall.processID(ofThread: $0.pointee.pid) } ?? 0,
+                                      user: context?.pointee.uid ?? 0, made: monotonicSeconds())
         draftQueries.withLock { $0[name] = maker }
         let folder = installListing(of: path, records: [], at: .now).folder
         queryRootClock.tick()
@@ -76,16 +91,20 @@ extension QueryFilesystem {
         fail(request, 0)
     }
 
-    /// Whether the request comes from a process that made a draft still
-    /// there. Renaming it, GLib (Nemo, Caja) first looks the new name up and
-    /// gives up when it exists — and under `query/` every query exists, made
-    /// by its lookup. So to that process alone, a query not saved nor looked
-    /// up yet is absent until its draft is renamed or removed.
+    /// Whether the request comes from whoever is renaming a draft: the
+    /// process that made one still there, or, for `userWindowSeconds` after
+    /// it was made, any process of its user. Renaming it, GLib (Nemo, Caja)
+    /// and KIO (Dolphin) first look the new name up and give up when it
+    /// exists — and under `query/` every query exists, made by its lookup.
+    /// So to them, a query not saved nor looked up yet is absent until the
+    /// draft is renamed or removed.
     func isDraftMaker(_ request: fuse_req_t?) -> Bool {
-        let makers = draftQueries.withLock { Set($0.values) }
-        guard !makers.isEmpty, let context = fuse_req_ctx(request),
-              let process = CallerSyscall.processID(ofThread: context.pointee.pid) else { return false }
-        return makers.contains(process)
+        let makers = draftQueries.withLock { Array($0.values) }
+        guard !makers.isEmpty, let context = fuse_req_ctx(request) else { return false }
+        let now = monotonicSeconds()
+        if makers.contains(where: { $0.user == context.pointee.uid && now - $0.made < QueryDrafts.userWindowSeconds }) { return true }
+        guard let process = CallerSyscall.processID(ofThread: context.pointee.pid) else { return false }
+        return makers.contains { $0.process == process }
     }
 
     private func movedQueryFolder(from source: [String], to target: [String]) {

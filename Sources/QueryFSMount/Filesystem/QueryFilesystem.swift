@@ -38,8 +38,8 @@ package final class QueryFilesystem: @unchecked Sendable {
     let savedQueries = Mutex<Set<String>>([])
     /// `query/` folders a file manager made under its placeholder name
     /// ("Untitled Folder"), empty until renamed to a query (`QueryDrafts`),
-    /// with the process that made each (0: unknown).
-    let draftQueries = Mutex<[String: pid_t]>([:])
+    /// with who made each.
+    let draftQueries = Mutex<[String: QueryDrafts.Maker]>([:])
     /// Logged once: the mount cannot tell a mkdir lookup from another.
     let warnedSyscallUnreadable = Atomic<Bool>(false)
     var queryFolderLimit: Int { settings.queryFolderLimit }
