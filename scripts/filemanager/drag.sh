@@ -116,7 +116,8 @@ drag_check() {  # PROGRAM
             if [ "$(find "$mnt/tag/$source/$into" -mindepth 1 -maxdepth 1 -type d ! -type l | wc -l)" != 0 ]; then
                 fail "$program" "$kind drag into tag/" "a folder was made in the view${dialogs:+; dialogs: $dialogs}"
             elif eventually tagged_with "$source/$into" "$item"; then
-                row "$program" "$kind drag into tag/" "joined; tags now: $(payload_tags "$item")${dialogs:+; dialogs: $dialogs}"
+                # A link keeps the first tag, a move leaves it.
+                row "$program" "$kind drag into tag/" "joined the nested tag; $(payload_tags "$item" | tr ',' '\n' | grep -x " *$source" >/dev/null && echo "kept" || echo "left") the first${dialogs:+; dialogs: $dialogs}"
             else
                 row "$program" "$kind drag into tag/" "nothing changed${dialogs:+; dialogs: $dialogs}"
             fi

@@ -94,7 +94,8 @@ edit_checks() {  # PROGRAM
 
     # New folder in tag/ (a tag) and in query/ (a saved query).
     for place in tag query; do
-        new=$([ "$place" = tag ] && echo "made by $program" || echo "tag:$tag -archived")
+        # A query of each program's own: one saved by the program before would be there already.
+        new=$([ "$place" = tag ] && echo "made by $program" || echo "tag:$tag -tag:$program")
         listed "$mnt/$place" > "$work/want"
         fm_start "$program" "$mnt/$place"
         if fm_focus 20 && fm_until_shows "$work/want" 20 "$(date +%s%N)" >/dev/null; then

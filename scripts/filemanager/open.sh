@@ -61,7 +61,7 @@ open_check() {  # PROGRAM
         case $result in
             "the browser got"*) row "$program" "open (Return)" "$result${dialogs:+; dialogs: $dialogs}" ;;
             # GNOME dropped Type=Link files (README, "Each file manager"): what it does is said, not failed.
-            "opened as a document"*) if [ "$program" = nautilus ]; then row "$program" "open (Return)" "$result${dialogs:+; dialogs: $dialogs}"
+            "opened as a document"*|"nothing opened"*) if [ "$program" = nautilus ]; then row "$program" "open (Return)" "$result${dialogs:+; dialogs: $dialogs}"
                                      else fail "$program" "open (Return)" "$result${dialogs:+; dialogs: $dialogs}"; fi ;;
             *) fail "$program" "open (Return)" "$result${dialogs:+; dialogs: $dialogs}" ;;
         esac
