@@ -19,8 +19,8 @@
 #     Ctrl+Shift (a link) and plainly (a move): it joins that tag
 #   --large N: by-modified/ at N items against a folder of the same N links on
 #     the local disk, in the same run, with the requests the daemon was sent
-# Usage: scripts/filemanager-test.sh [--short] [--tries N] [--large N] [--edits] [PROGRAM...]
-#   (--edits: the edits alone)
+# Usage: scripts/filemanager-test.sh [--short] [--tries N] [--large N] [--edits | --browse] [PROGRAM...]
+#   (--edits: the edits alone; --browse: the browse rows alone)
 #   programs: nautilus nemo caja thunar pcmanfm dolphin (default: every one;
 #   --short: pcmanfm, 3 tries — what CI runs). Installs what it runs.
 #   Prints one table row per program and check; exits non-zero when a bar
@@ -28,13 +28,14 @@
 #   would make a timed bar flaky; the times are printed all the same).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tries=20; large=0; programs=(); timed=1; only_edits=0
+tries=20; large=0; programs=(); timed=1; only_edits=0; only_browse=0
 while [ $# -gt 0 ]; do
     case $1 in
         --short) tries=3; programs=(pcmanfm); timed=0 ;;
         --tries) tries=$2; shift ;;
         --large) large=$2; shift ;;
         --edits) only_edits=1 ;;
+        --browse) only_browse=1 ;;
         -*) echo "unknown option $1" >&2; exit 2 ;;
         *) programs+=("$1") ;;
     esac
@@ -207,6 +208,7 @@ follow_local() {  # PROGRAM: prints "add A s, retitle B s, remove C s"
     fm_stop
     echo "$result"
 }
+if [ "$only_browse" = 1 ]; then "$queryfs" unmount "$mnt"; exit $failed; fi
 if [ "$only_edits" = 0 ]; then
 echo "== follow: seconds until the open by-name/ shows the change made in BACKING, renumbered"
 for program in "${programs[@]}"; do
