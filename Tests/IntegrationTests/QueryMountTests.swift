@@ -232,6 +232,12 @@ final class QueryMountTests: MountTestCase {
         }
         XCTAssertTrue(String(decoding: RawFiles.read(log) ?? [], as: UTF8.self).contains("mkdir query/Untitled Folder: not a query"))
 
+        // Bounded: a program making placeholders in a loop gets ENOSPC.
+        let made = (1...80).filter { mkdir(fixture.mounted("query/Untitled Folder \($0)"), 0o755) == 0 }
+        XCTAssertEqual(made.count, 64)
+        XCTAssertEqual(mkdir(fixture.mounted("query/Untitled Folder 99"), 0o755), -1)
+        XCTAssertEqual(errno, ENOSPC)
+
         fixture.unmount()
         try fixture.mount(["--log", log])
         XCTAssertEqual(queryNames(), ["-archived"], "drafts do not outlive the mount")

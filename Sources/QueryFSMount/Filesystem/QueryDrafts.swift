@@ -27,6 +27,10 @@ enum QueryDrafts {
     /// other's parent), and its rename comes within seconds of the mkdir.
     static let userWindowSeconds = 120.0
 
+    /// At most this many drafts at once: a program that makes placeholder
+    /// folders in a loop gets ENOSPC, not a mount that grows without end.
+    static let limit = 64
+
     /// Words of letters and digits, at least two, one space apart, maybe
     /// numbered ("Untitled Folder 2", "Neuer Ordner (2)", "Новая папка"),
     /// whose first word is no query field (a mistyped query keeps EINVAL):
@@ -46,6 +50,9 @@ extension QueryFilesystem {
     func makeDraft(_ request: fuse_req_t?, name: String, because error: QueryError) {
         let path = [ViewDefinition.queryFolder, name]
         guard folders.folder(path: path) == nil else { return fail(request, EEXIST) }
+        guard draftQueries.withLock({ $0.count }) < QueryDrafts.limit else {
+            return refuse(request, ENOSPC, "mkdir query/\(name): not a query, and \(QueryDrafts.limit) drafts are there already (rename or remove one)")
+        }
         catalog.logger.notice("mkdir query/\(name): not a query (\(error)): an empty draft, saved once renamed to a query; until then, and for at most \(Int(QueryDrafts.userWindowSeconds)) s for its user's other programs, queries not yet looked up are absent to its maker")
         let context = fuse_req_ctx(request)
         let maker = QueryDrafts.Maker(process: context.flatMap { CallerSyscall.processID(ofThread: $0.pointee.pid) } ?? 0,
