@@ -47,29 +47,29 @@ package enum CallerSyscall {
     /// The first field of `/proc/<tid>/syscall`: the system call number
     /// ("running" or -1 when not in one); nil if the file cannot be read.
     private static func firstField(of tid: pid_t) -> String? {
-        let fd = open("/proc/\(tid)/syscall", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].prefix { $0 != 0x20 && $0 != 0x0A }, as: UTF8.self)
+        guard let text = start(of: "/proc/\(tid)/syscall", count: 64) else { return nil }
+        return String(decoding: text.prefix { $0 != 0x20 && $0 != 0x0A }, as: UTF8.self)
     }
 
     /// The process thread `tid` belongs to (`Tgid:` of `/proc/<tid>/status`,
     /// readable for every process); nil when it cannot be read (it ended).
     package static func processID(ofThread tid: pid_t) -> pid_t? {
-        guard tid > 0 else { return nil }
-        let fd = open("/proc/\(tid)/status", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
         // Tgid is the fourth line: 512 bytes hold it whatever the process's name (at most 64 bytes, escaped).
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        for line in buffer[..<count].split(separator: 0x0A) where line.starts(with: Array("Tgid:".utf8)) {
+        guard tid > 0, let text = start(of: "/proc/\(tid)/status", count: 512) else { return nil }
+        for line in text.split(separator: 0x0A) where line.starts(with: Array("Tgid:".utf8)) {
             return pid_t(String(decoding: line.dropFirst(5).filter { $0 != 0x20 && $0 != 0x09 }, as: UTF8.self))
         }
         return nil
+    }
+
+    /// The first `count` bytes of a `/proc` file (one read: these files are
+    /// made whole at open), nil when it cannot be opened or is empty.
+    private static func start(of path: String, count: Int) -> ArraySlice<UInt8>? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let read = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        return read > 0 ? buffer[..<read] : nil
     }
 }
