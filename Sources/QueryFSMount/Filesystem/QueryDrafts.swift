@@ -53,7 +53,7 @@ extension QueryFilesystem {
         guard draftQueries.withLock({ $0.count }) < QueryDrafts.limit else {
             return refuse(request, ENOSPC, "mkdir query/\(name): not a query, and \(QueryDrafts.limit) drafts are there already (rename or remove one)")
         }
-        catalog.logger.notice("mkdir query/\(name): not a query (\(error)): an empty draft, saved once renamed to a query; until then, and for at most \(Int(QueryDrafts.userWindowSeconds)) s for its user's other programs, queries not yet looked up are absent to its maker")
+        catalog.logger.notice("mkdir query/\(name): not a query (\(error)): an empty draft, saved when renamed to a query")
         let context = fuse_req_ctx(request)
         let maker = QueryDrafts.Maker(process: context.flatMap { CallerSyscall.processID(ofThread: $0.pointee.pid) } ?? 0,
                                       user: context?.pointee.uid ?? 0, made: monotonicSeconds())
