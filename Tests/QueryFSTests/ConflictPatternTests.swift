@@ -34,6 +34,12 @@ final class ConflictPatternTests: XCTestCase {
         XCTAssertNil(numberedOriginal("Taxes 2023.pdf"), "a year, not a copy's number")
         XCTAssertEqual(numberedOriginal("X 12.pdf"), "X.pdf")
         XCTAssertNil(numberedOriginal("X (a).hpwebsite"))
+        XCTAssertEqual(numberedOriginal("notes/X 2.md"), "notes/X.md", "a nested item's copy")
+        XCTAssertNil(numberedOriginal("notes 2/X.md"), "a number on the folder, not the item")
+        XCTAssertEqual(numberedOriginal("X (1)"), "X")
+        XCTAssertNil(numberedOriginal("X 1).md"), "a closing parenthesis without its opening one")
+        XCTAssertNil(numberedOriginal("(1).md"))
+        XCTAssertNil(numberedOriginal("2"))
         var off = ConflictPatterns()
         off.numberedCopies = false
         XCTAssertNil(off.originalOfNumberedCopy(ItemName("X 2.hpwebsite")))

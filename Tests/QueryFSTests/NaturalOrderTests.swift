@@ -19,6 +19,20 @@ final class NaturalOrderTests: XCTestCase {
         XCTAssertEqual(NaturalOrder.compare(a, b), 0, "\(a.debugDescription) ~ \(b.debugDescription)", file: file, line: line)
     }
 
+    /// The ASCII titles' key, made from their bytes, is the key made scalar by scalar.
+    func testTheASCIIKeyIsTheScalarKey() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789 aZ.-_\u{0}\u{1}\u{2}\u{7f}")
+        var titles = ["", "0", "00", "007", "a0", "0a", "a", "A10b02", "file 10", "\u{0}", "x\u{1}9"]
+        for _ in 0..<2_000 {
+            titles.append(String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        for title in titles {
+            XCTAssertEqual(NaturalOrder.sortKey(title), NaturalOrder.scalarSortKey(title), title.debugDescription)
+        }
+        XCTAssertEqual(NaturalOrder.sortKey("Café 2"), NaturalOrder.scalarSortKey("Café 2"))
+    }
+
     func testTheSpecExample() {
         assertAscending(["Item 2", "Item 7", "item 07", "Item 10"])
     }

@@ -68,9 +68,20 @@ package struct ItemName: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Whether this can name an item: not empty, no NUL, not hidden, and
     /// for a nested item a relative path of plain components (no empty,
     /// `.` or `..` component, no leading or trailing `/`).
+    /// One pass, no allocation: an index file's every item is checked so.
     package var isItemPath: Bool {
-        guard !bytes.isEmpty, !bytes.contains(0), !isHidden else { return false }
-        return !bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains { $0.isEmpty }
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        return bytes.withUnsafeBufferPointer { name in
+            // Empty, hidden, or an empty first or last component.
+            guard let first = name.first, first != dot, first != slash, name.last != slash else { return false }
+            var previous = first
+            for byte in name.dropFirst() {
+                // NUL; or after a `/`, an empty or hidden component (`//`, `/.`, `/..`).
+                if byte == 0 || (previous == slash && (byte == slash || byte == dot)) { return false }
+                previous = byte
+            }
+            return true
+        }
     }
 
     package var ext: String { String(decoding: extensionBytes, as: UTF8.self) }
