@@ -29,7 +29,7 @@ package struct Catalog: Sendable {
         let sources = configuration.readingSources(adding: extra)
         var catalog = try load(backing: path, viewSet: configuration.viewSet, sources: sources)
         if !configuration.ignore.isEmpty {
-            catalog.items.removeAll { configuration.ignores($0.name.description) }
+            catalog.items.removeAll { configuration.ignores($0.name) }
             // An ignored original leaves its numbered copies without one.
             sources.conflicts.markNumberedCopies(&catalog.items)
         }

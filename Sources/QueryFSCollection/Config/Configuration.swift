@@ -322,6 +322,13 @@ package struct Configuration: Equatable, Sendable {
         ignore.contains { fnmatch($0, name, 0) == 0 }
     }
 
+    /// The same for an item's name, made a String only when there are
+    /// patterns (a start asks for each of 100,000 names, nearly always of
+    /// a configuration with none).
+    package func ignores(_ name: ItemName) -> Bool {
+        !ignore.isEmpty && ignores(name.description)
+    }
+
     /// The views as definitions, for a `ViewSet`.
     package var viewDefinitions: [ViewDefinition] { views.map { $0.query.view(at: $0.path) } }
 }

@@ -175,7 +175,7 @@ extension Configuration {
         var sources = sources
         sources.extraKeyPaths.formUnion(savedQueryKeyPaths)
         var settings = LiveCatalog.Settings(viewSet: viewSet, sources: sources, savedQueries: savedQueries,
-                                            ignoring: { patterns.ignores($0.description) })
+                                            ignoring: { patterns.ignores($0) })
         settings.ignorePatterns = ignore
         return settings
     }

@@ -48,7 +48,7 @@ struct CatalogStart {
             }
         }
         changeSources.followListing(knownNames: Set(trusted ? start.items.map(\.name) : names))
-        let marksChanged = start.markNumberedCopies(sources.conflicts)
+        let (marksChanged, copyShapes) = start.markNumberedCopies(sources.conflicts)
         // A trusted start holding exactly the snapshot's items, in its order,
         // places the views as the snapshot stored them.
         var storedOrders = StoredViewOrders()
@@ -57,7 +57,7 @@ struct CatalogStart {
         }
         let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet,
                                                     storedOrders: storedOrders),
-                                   scanner: coordinated, ignored: ignored)
+                                   scanner: coordinated, ignored: ignored, numberedCopies: NumberedCopies(shapes: copyShapes))
         var (keeper, status, reconciliation) = Self.keepIndex(
             opened, names: names, start: start, guarded: guarded, root: root, ignored: ignored, wake: wake,
             notes: &notes, logger: logger)

@@ -45,6 +45,16 @@ package final class EntryTitlePresence: Sendable {
     /// Counts `record`'s title at once: the items an index starts with.
     func seed(_ record: ItemRecord) { change(Self.hash(record), by: 1) }
 
+    /// Counts every one of `records`' titles at once, under one lock.
+    func seed(_ records: [ItemRecord]) {
+        counters.withLock { counters in
+            for record in records {
+                let (a, b, c) = slots(Self.hash(record))
+                for slot in [a, b, c] where counters[slot] < 255 { counters[slot] += 1 }
+            }
+        }
+    }
+
     /// An item changed from `old` to `new` (nil: it came, or went). A title
     /// it keeps is left alone; one it takes away is uncounted at once; one
     /// it brings is counted at the next `commit`.

@@ -28,11 +28,17 @@ final class GuardedIndex: @unchecked Sendable {
     /// again. Changed under the lock by the watcher thread only.
     private(set) var numberedCopies = NumberedCopies()
 
-    init(index: LiveIndex, scanner: Scanner, ignored: @escaping @Sendable (ItemName) -> Bool) {
+    /// `numberedCopies`: the index's names shaped as copies, when the caller
+    /// has them (a start does; else they are found among the index's records).
+    init(index: LiveIndex, scanner: Scanner, ignored: @escaping @Sendable (ItemName) -> Bool, numberedCopies: NumberedCopies? = nil) {
         self.index = index
         self.scanner = scanner
         self.ignored = ignored
-        numberedCopies.rebuild(names: index.records.keys, patterns: scanner.sources.conflicts)
+        if let numberedCopies {
+            self.numberedCopies = numberedCopies
+        } else {
+            self.numberedCopies.rebuild(names: index.records.keys, patterns: scanner.sources.conflicts)
+        }
     }
 
     /// Marks numbered copies in a batch about to be applied (under `withLock`,

@@ -17,8 +17,13 @@ struct InitialItems {
     /// Marks the numbered copies whose original is among the items (the
     /// index file's marks may be outdated: an original deleted meanwhile);
     /// returns whether any mark changed.
-    @discardableResult
-    mutating func markNumberedCopies(_ patterns: ConflictPatterns) -> Bool { patterns.markNumberedCopies(&items) }
+    /// Also returns every name shaped as a copy, with the original it would
+    /// copy: the watcher's table of them (`NumberedCopies`) starts from it.
+    mutating func markNumberedCopies(_ patterns: ConflictPatterns) -> (changed: Bool, shapes: [(copy: ItemName, original: ItemName)]) {
+        let shapes = patterns.numberedCopyShapes(items)
+        let changed = patterns.markNumberedCopies(&items, shapes: shapes)
+        return (changed, shapes.map { (items[$0.index].name, $0.original) })
+    }
 
     mutating func add(_ item: Item, stamp: UInt64) {
         items.append(item)

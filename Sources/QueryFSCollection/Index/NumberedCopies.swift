@@ -12,6 +12,13 @@ struct NumberedCopies {
         for name in names { add(name, patterns: patterns) }
     }
 
+    /// The table from names already known to be shaped as copies (a start's, `InitialItems.markNumberedCopies`).
+    init(shapes: [(copy: ItemName, original: ItemName)]) {
+        for (copy, original) in shapes { copiesByOriginal[original, default: []].insert(copy) }
+    }
+
+    init() {}
+
     private mutating func add(_ name: ItemName, patterns: ConflictPatterns) {
         if let original = patterns.originalOfNumberedCopy(name) { copiesByOriginal[original, default: []].insert(name) }
     }

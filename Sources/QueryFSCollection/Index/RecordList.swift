@@ -35,6 +35,22 @@ package struct RecordList: RandomAccessCollection, Sendable, ExpressibleByArrayL
         }
     }
 
+    /// The records at `positions` of `records`, in that order, placed
+    /// straight into the chunks: a view placed at a start retains each
+    /// member once, not once for an array of them and again for the chunks
+    /// (600,000 members' worth of retains at 100,000 items, each a cache
+    /// miss on a record elsewhere in memory). Every position must be in range.
+    init<Position: BinaryInteger>(positions: [Position], of records: [ItemRecord]) {
+        var start = 0
+        while start < positions.count {
+            let end = Swift.min(start + Self.chunkCapacity / 2, positions.count)
+            starts.append(count)
+            chunks.append(Chunk(positions[start..<end].map { records[Int($0)] }))
+            count += end - start
+            start = end
+        }
+    }
+
     package init(arrayLiteral records: ItemRecord...) { self.init(records) }
 
     package var startIndex: Int { 0 }

@@ -10,6 +10,11 @@ package final class SortedView {
         self.records = RecordList(records)
     }
 
+    init(definition: ViewDefinition, records: RecordList) {
+        self.definition = definition
+        self.records = records
+    }
+
     /// `view`'s members in its order under `definition`, which orders and
     /// selects alike (only what its entries are differs).
     init(restyling view: SortedView, as definition: ViewDefinition) {

@@ -358,6 +358,43 @@ enum IndexFile {
             return items
         }
 
+        /// Every item, in the snapshot's order, decoded on every core in
+        /// runs of `decodingRun` items. Each run starts where the offsets
+        /// say its first item does and must end where the next run's first
+        /// begins (the last: exactly at the orders), so the items still tile
+        /// the section with no gap or overlap, as one sequential pass checked.
+        /// Why: decoding 100,000 items was 0.2 s of a trusted start on one
+        /// core, the largest piece of it.
+        func allItems() throws(IndexDecodingError) -> [IndexedItem] {
+            let itemBytes = UnsafeBufferPointer(rebasing: body[..<ordersOffset])
+            let runs = stride(from: 0, to: itemCount, by: Self.decodingRun).map { $0..<Swift.min($0 + Self.decodingRun, itemCount) }
+            let decoded = parallelMap(runs, threads: Scanner.defaultThreads, minimumCount: 2) { run -> Result<[IndexedItem], IndexDecodingError> in
+                Result { () throws(IndexDecodingError) in
+                    var reader = IndexReader(itemBytes, offset: run.lowerBound == 0 ? 0 : try offset(ofItem: run.lowerBound))
+                    var items: [IndexedItem] = []
+                    items.reserveCapacity(run.count)
+                    for position in run {
+                        // The offsets a view is read by must be where the items are.
+                        guard try offset(ofItem: position) == reader.offset else { throw IndexDecodingError("item \(position) is not where the offsets say") }
+                        items.append(try IndexedItem.decode(from: &reader))
+                    }
+                    let end = run.upperBound == itemCount ? ordersOffset : try offset(ofItem: run.upperBound)
+                    guard reader.offset == end else {
+                        throw IndexDecodingError(run.upperBound == itemCount ? "bytes left after the items" : "item \(run.upperBound) is not where the offsets say")
+                    }
+                    return items
+                }
+            }
+            guard itemCount > 0 || ordersOffset == 0 else { throw IndexDecodingError("bytes left after the items") }
+            var items: [IndexedItem] = []
+            items.reserveCapacity(itemCount)
+            for run in decoded { items += try run.get() }
+            return items
+        }
+
+        /// Items per run of `allItems` (small enough to share out evenly, large enough that handing one out costs nothing).
+        static let decodingRun = 4_096
+
         /// Every snapshot item's name and stamp, nothing else decoded (the
         /// freshness check of a stored view: 100,000 names, not 100,000 items).
         func stamps() throws(IndexDecodingError) -> [ItemName: UInt64] {
@@ -429,15 +466,7 @@ enum IndexFile {
     static func decode(_ buffer: UnsafeBufferPointer<UInt8>, checkingSums: Bool = true) throws(IndexDecodingError) -> Contents {
         let layout = try Layout(buffer, checkingSums: checkingSums)
         let (identity, itemCount, body, bodyEnd) = (layout.identity, layout.itemCount, layout.body, layout.bodyEnd)
-        var items: [IndexedItem] = []
-        items.reserveCapacity(itemCount)
-        var bodyReader = IndexReader(UnsafeBufferPointer(rebasing: body[..<layout.ordersOffset]))
-        for position in 0..<itemCount {
-            // The offsets a view is read by must be where the items are.
-            guard try layout.offset(ofItem: position) == bodyReader.offset else { throw IndexDecodingError("item \(position) is not where the offsets say") }
-            items.append(try IndexedItem.decode(from: &bodyReader))
-        }
-        guard bodyReader.isAtEnd else { throw IndexDecodingError("bytes left after the items") }
+        var items = try layout.allItems()
         var viewOrders = try layout.viewOrders()
         // The journal: replayed up to its first torn record, by name (the
         // table is made only when there is a journal to replay).

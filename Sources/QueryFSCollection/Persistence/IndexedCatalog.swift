@@ -42,7 +42,7 @@ package enum IndexedCatalog {
         guard location.refusal(backing: root.path) == nil else { return nil }
         let trusted = settings.trust || IndexLock.holder(location)?.hasPrefix("mount ") == true
         let freshness: IndexFile.ViewFreshness = trusted ? .trusted : .checked { stamps in
-            guard let names = try? root.itemNames().filter({ !configuration.ignores($0.description) }) else { return false }
+            guard let names = try? root.itemNames().filter({ !configuration.ignores($0) }) else { return false }
             return IndexReconciler.allUnchanged(names, stamps: stamps, root: root)
         }
         guard let members = IndexFile.readView(path: location.path, wanted: identity, view: key, freshness: freshness) else { return nil }
@@ -86,7 +86,7 @@ package enum IndexedCatalog {
         }
         let holder = IndexLock.holder(location)
         let keptByMount = holder?.hasPrefix("mount ") == true
-        let ignored = { (name: ItemName) in configuration.ignores(name.description) }
+        let ignored = { (name: ItemName) in configuration.ignores(name) }
         var use = Use(path: location.path, how: "")
         var indexed: [ItemName: IndexedItem] = [:]
         var writtenWith = identity

@@ -97,7 +97,7 @@ package struct FuseSession {
             following.pollEvery = options.pollSeconds
             following.share = options.pollShare
             catalog = try LiveCatalog(backingPath: backing, viewSet: configuration.viewSet, sources: sources,
-                                      ignoring: { configuration.ignores($0.description) }, pollerSettings: following,
+                                      ignoring: { configuration.ignores($0) }, pollerSettings: following,
                                       index: options.index.map { index in
                                           var index = index
                                           index.ignorePatterns = configuration.ignore
