@@ -157,6 +157,27 @@ final class IndexMountTests: MountTestCase {
         assertViewsFresh()
     }
 
+    /// A default start (stamps compared) that finds nothing changed holds
+    /// exactly the snapshot's items: it places the stored views too. One
+    /// item edited while unmounted, and the views are evaluated as before.
+    func testADefaultStartThatFindsNothingChangedPlacesTheStoredViews() throws {
+        makeFixture()
+        try mount()
+        fixture.unmount()
+        try mount()
+        XCTAssertEqual(try status()["changedWhileUnmounted"] as? Int, 0, log)
+        // Six built-in views and the fixture's two tag folders.
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
+        assertViewsFresh()
+        fixture.unmount()
+
+        editWhileUnmounted()
+        try mount()
+        XCTAssertEqual(try status()["changedWhileUnmounted"] as? Int, 8, log)
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 0, log)
+        assertViewsFresh()
+    }
+
     /// Changes made while mounted are journaled as they are applied; a
     /// `kill -9` loses nothing the next start cannot find again.
     func testAKilledMountIsNeverTrustedWrong() throws {

@@ -8,6 +8,9 @@ struct InitialItems {
     private(set) var stamps: [UInt64] = []
     /// How many of `items` (the first ones) came from the index.
     var fromIndex = 0
+    /// The items are exactly the index snapshot's, in its order: what its
+    /// stored view orders are positions into (`StoredViewOrders`).
+    private(set) var inSnapshotOrder = false
 
     init(capacity: Int) {
         items.reserveCapacity(capacity)
@@ -43,6 +46,7 @@ struct InitialItems {
                 add(entry.item, stamp: entry.stamp)
                 sources.follow(entry.item.name, kind: entry.item.kind, stamp: entry.stamp)
             }
+            inSnapshotOrder = items.count == contents.items.count
             return []
         }
         var unread: [ItemName] = []
@@ -53,6 +57,17 @@ struct InitialItems {
             }
             add(entry.item, stamp: entry.stamp)
             sources.follow(name, kind: entry.item.kind, stamp: entry.stamp)
+        }
+        // Nothing changed while unmounted: every listed item is a snapshot
+        // item whose stamps still hold, and there are as many (names are
+        // unique), so these are all of them. In the snapshot's order, the
+        // views it stored are placed rather than selected and sorted again:
+        // at 100,000 items that is 1.1 s of a default start, after a stamp
+        // walk of 1.5 s.
+        if unread.isEmpty, items.count == contents.items.count {
+            items = contents.items.map(\.item)
+            stamps = contents.items.map(\.stamp)
+            inSnapshotOrder = true
         }
         return unread
     }
