@@ -135,6 +135,35 @@ final class IndexFileTests: XCTestCase {
         }
     }
 
+    /// More items than one decoding run: read back in order across the runs;
+    /// an item damaged in any run (or an offset off by one at a run's
+    /// start) is refused, and the items the other runs had made are freed.
+    func testItemsAcrossDecodingRunsReadBackOrAreRefused() throws {
+        let count = IndexFile.Layout.decodingRun * 2 + 10
+        let many = (0..<count).map { Item(name: ItemName("item \($0).md"), kind: .file, title: "Title \($0)", tags: ["t\($0 % 7)"]) }
+        let bytes = IndexFileProbe.sample(many)
+        XCTAssertEqual(try decode(bytes).items.map(\.item.name), many.map(\.name))
+        let layout = try bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+            let layout = try IndexFile.Layout(buffer, checkingSums: true)
+            return (bodyStart: layout.bodyEnd - layout.body.count, offsets: layout.offsetsOffset,
+                    secondRun: try layout.offset(ofItem: IndexFile.Layout.decodingRun), lastRun: try layout.offset(ofItem: count - 5))
+        }
+        // A name's length byte made huge, in the second run and in the last.
+        for offset in [layout.secondRun, layout.lastRun] {
+            var damaged = bytes
+            damaged[layout.bodyStart + offset] = 0xff
+            XCTAssertThrowsError(try damaged.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+                try IndexFile.decode(buffer, checkingSums: false)
+            })
+        }
+        // The second run's first offset moved by one byte.
+        var shifted = bytes
+        shifted[layout.bodyStart + layout.offsets + IndexFile.Layout.decodingRun * 8] &+= 1
+        XCTAssertThrowsError(try shifted.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+            try IndexFile.decode(buffer, checkingSums: false)
+        })
+    }
+
     /// Orders that name an item twice or one past the items are refused,
     /// checksums or not: a view must never hold a record twice.
     func testViewOrdersNamingAnItemTwiceOrPastTheItemsAreRefused() {
