@@ -63,13 +63,13 @@ final class LinkWarmer: @unchecked Sendable {
     /// already") comes from two atomic loads. Under one lock for every call,
     /// the lock's slow path was 9.7 % of all CPU samples of a first `ls -l`
     /// of 100,000 entries (perf, both cores busy).
-    func noteReadlink(_ request: fuse_req_t?, folder: ViewFolder) {
+    /// `pid`: the requesting thread's id, read from the request before it was answered.
+    func noteReadlink(from pid: pid_t, folder: ViewFolder) {
         let generation = folder.generation.load(ordering: .acquiring)
         guard folder.linksWarmedGeneration.load(ordering: .relaxed) != generation,
               running.load(ordering: .relaxed) < Self.concurrentFolders,
-              !stopping.load(ordering: .relaxed), let context = fuse_req_ctx(request)
+              !stopping.load(ordering: .relaxed)
         else { return }
-        let pid = context.pointee.pid
         // Only while the folder is being listed: a lone readlink long after
         // (a script polling one entry) would read every link for nothing.
         guard monotonicSeconds() - folder.lastListed < Self.listingSeconds else { return }

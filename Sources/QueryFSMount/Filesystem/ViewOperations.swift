@@ -210,8 +210,11 @@ extension QueryFilesystem {
         guard let (folder, record) = entryRecord(folder: folderSerial, item: itemSerial) else { return fail(request, ESTALE) }
         // A desktop entry is a file; a link the kernel still held from before its folder changed form reads as none.
         guard !folder.listing.naming.desktopFile else { return fail(request, EINVAL) }
+        // The caller's thread id is read before the reply: replying frees the request
+        // (read after it, AddressSanitizer caught a use after free).
+        let caller = kernelCachesSymlinks.load(ordering: .relaxed) && linkWarmer != nil ? fuse_req_ctx(request)?.pointee.pid : nil
         linkStyle.target(for: record.name, depth: folder.depth).withCString { _ = fuse_reply_readlink(request, $0) }
-        if kernelCachesSymlinks.load(ordering: .relaxed) { linkWarmer?.noteReadlink(request, folder: folder) }
+        if let caller { linkWarmer?.noteReadlink(from: caller, folder: folder) }
     }
 
     /// The folders of the tags nested right under a tag folder's tag, by their last name.
