@@ -8,6 +8,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import QueryFSCollection
 
 struct LatencyBenchmark {
     let mount: String
@@ -131,7 +132,7 @@ func listNames(_ path: String) throws -> [String] {
     defer { closedir(directory) }
     var names: [String] = []
     while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let name = String(decoding: DirectoryEntry(record: entry).name, as: UTF8.self)
         if name != "." && name != ".." { names.append(name) }
     }
     return names

@@ -193,7 +193,7 @@ private func removeTree(_ path: [UInt8]) {
         if let stream = path.withCString({ opendir($0) }) {
             var children: [[UInt8]] = []
             while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+                let name = DirectoryEntry(record: entry).name
                 if name != [0x2E] && name != [0x2E, 0x2E] { children.append(name) }
             }
             closedir(stream)

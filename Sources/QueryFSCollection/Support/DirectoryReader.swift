@@ -9,6 +9,25 @@ package struct DirectoryEntry {
     package var name: [UInt8]
     package var type: UInt8
 
+    package init(name: [UInt8], type: UInt8) {
+        self.name = name
+        self.type = type
+    }
+
+    /// The entry a `readdir` record holds, read within the record's bounds:
+    /// a record is only as long as its name (`d_reclen`), so copying
+    /// `pointee` or its 256-byte `d_name` reads past the last record of the
+    /// buffer (AddressSanitizer: heap-buffer-overflow).
+    package init(record: UnsafePointer<dirent>) {
+        let raw = UnsafeRawPointer(record)
+        let namePointer = raw.advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self)
+        name = Array(UnsafeRawBufferPointer(start: namePointer, count: strlen(namePointer)))
+        type = raw.load(fromByteOffset: Self.typeOffset, as: UInt8.self)
+    }
+
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    private static let typeOffset = MemoryLayout<dirent>.offset(of: \dirent.d_type)!
+
     package var isDotOrDotDot: Bool {
         name == [0x2E] || name == [0x2E, 0x2E]
     }
@@ -37,10 +56,7 @@ package enum DirectoryReader {
                 if errno != 0 { throw SystemError.current("readdir") }
                 return entries
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix(while: { $0 != 0 }))
-            }
-            let item = DirectoryEntry(name: name, type: entry.pointee.d_type)
+            let item = DirectoryEntry(record: entry)
             if !item.isDotOrDotDot { entries.append(item) }
         }
         return entries

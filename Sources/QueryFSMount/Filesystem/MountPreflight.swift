@@ -59,13 +59,12 @@ package enum MountPreflight {
         return MountTable.mounts().contains { $0.mountPoint == absolute }
     }
 
+    /// Through `DirectoryReader`, the one reader of directory records (it
+    /// reads each name within its record's bounds). A folder that cannot be
+    /// opened or listed counts as not empty: the mount is refused, not risked.
     static func isEmptyDirectory(_ path: String) -> Bool {
-        guard let directory = opendir(path) else { return false }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
-            if name != [0x2E] && name != [0x2E, 0x2E] { return false }
-        }
-        return true
+        let fd = DirectoryReader.openForReading(path)
+        guard fd >= 0, let entries = try? DirectoryReader.readEntries(consuming: fd, limit: 1) else { return false }
+        return entries.isEmpty
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import QueryFSCollection
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,7 @@ enum RawFiles {
         defer { closedir(directory) }
         var names: [[UInt8]] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            let name = DirectoryEntry(record: entry).name
             if name != [0x2E] && name != [0x2E, 0x2E] { names.append(name) }
         }
         return names
