@@ -135,6 +135,11 @@ final class IndexFileTests: XCTestCase {
         }
     }
 
+    /// An empty collection's index reads back empty.
+    func testAnIndexOfNoItemsReadsBackEmpty() throws {
+        XCTAssertEqual(try decode(IndexFileProbe.sample([])).items.count, 0)
+    }
+
     /// More items than one decoding run: read back in order across the runs;
     /// an item damaged in any run (or an offset off by one at a run's
     /// start) is refused, and the items the other runs had made are freed.
