@@ -109,6 +109,17 @@ final class IndexMountTests: MountTestCase {
         // b1, b2, b5, note.txt, made, renamed read; b3 and b4 gone.
         XCTAssertEqual(status["changedWhileUnmounted"] as? Int, 8, "\(status)")
         assertViewsFresh()
+        assertEveryItemHasItsOwnNode()
+    }
+
+    /// Items taken from the index and items read number their nodes from
+    /// one sequence (`ItemRecord.serial`): no two entries of a view share an inode.
+    private func assertEveryItemHasItsOwnNode(file: StaticString = #filePath, line: UInt = #line) {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: fixture.mounted("by-name"))) ?? []
+        XCTAssertGreaterThan(entries.count, Self.bundleCount / 2, file: file, line: line)
+        let inodes = entries.compactMap { RawFiles.lstat(fixture.mounted("by-name/" + $0))?.st_ino }
+        XCTAssertEqual(inodes.count, entries.count, file: file, line: line)
+        XCTAssertEqual(Set(inodes).count, entries.count, "entries sharing a node", file: file, line: line)
     }
 
     func testATrustedStartReconcilesInTheBackground() throws {
@@ -121,6 +132,7 @@ final class IndexMountTests: MountTestCase {
         XCTAssertEqual(try status()["changedWhileUnmounted"] as? Int, 8)
         XCTAssertTrue(log.contains("index reconciled in"), log)
         assertViewsFresh()
+        assertEveryItemHasItsOwnNode()
     }
 
     /// A trusted start places its views as the snapshot stored them (no

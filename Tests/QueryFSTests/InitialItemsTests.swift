@@ -16,9 +16,7 @@ final class InitialItemsTests: XCTestCase {
     }
 
     func testCompactedItemsAreTheItemsRead() {
-        var start = InitialItems(capacity: 4)
-        start.add(item(0), stamp: 7)
-        start.fromIndex = 1  // the first came from the index: left where it is
+        var start = InitialItems(capacity: 3)
         let read = [item(1, payload: ["status": .string("draft"), "rating": .integer(4), "list": .array([.bool(true), .null])]),
                     item(2), item(3, payload: ["when": .date(1_700_000_000.5)])]
         for (offset, item) in read.enumerated() { start.add(item, stamp: UInt64(10 + offset)) }
@@ -26,8 +24,9 @@ final class InitialItemsTests: XCTestCase {
             XCTFail("read again though the encoding carries everything")
             return []
         }
-        XCTAssertEqual(start.items, [item(0)] + read)
-        XCTAssertEqual(start.stamps, [7, 10, 11, 12])
+        XCTAssertEqual(start.records.map(\.item), read)
+        XCTAssertEqual(start.records.map(\.stamp), [10, 11, 12])
+        XCTAssertEqual(start.records.map(\.serial), [1, 2, 3])
     }
 
     func testAnItemTheEncodingCannotCarryIsReadAgain() {
@@ -42,7 +41,8 @@ final class InitialItemsTests: XCTestCase {
             return [(self.item(1), 5), (self.item(2), 6)]
         }
         XCTAssertEqual(asked.map(\.description), ["notes/n1.md", "notes/n2.md"])
-        XCTAssertEqual(start.items, [item(1), item(2)])
-        XCTAssertEqual(start.stamps, [5, 6])
+        XCTAssertEqual(start.records.map(\.item), [item(1), item(2)])
+        XCTAssertEqual(start.records.map(\.stamp), [5, 6])
+        XCTAssertEqual(start.records.map(\.serial), [1, 2])
     }
 }

@@ -41,6 +41,60 @@ final class ItemRecordTests: XCTestCase {
         }
     }
 
+    /// A record made straight from the index file's bytes (a start's way,
+    /// no `Item` between) is the record made from the item written there.
+    func testARecordDecodedFromTheIndexIsTheRecordOfItsItem() throws {
+        for item in Self.samples {
+            var writer = IndexWriter()
+            IndexedItem(item: item, stamp: 42).encode(into: &writer)
+            let decoded = try decodeRecord(writer.bytes, serial: 7)
+            assertSameRecord(decoded, ItemRecord(item, stamp: 42, serial: 7), "\(item.name)")
+        }
+    }
+
+    /// Bytes that are not UTF-8 (never written so: a file made by hand) are
+    /// repaired as a `String` of them is, in the title, a tag or the URL.
+    func testTextsThatAreNotUTF8AreRepairedAsBefore() throws {
+        let item = Item(name: ItemName("r.txt"), kind: .file, title: "tXtle", tags: ["taXg", "ok"], url: "https://e.com/X")
+        var writer = IndexWriter()
+        IndexedItem(item: item, stamp: 3).encode(into: &writer)
+        let bytes = writer.bytes.map { $0 == UInt8(ascii: "X") ? 0xFF : $0 }
+        let record = try decodeRecord(bytes, serial: 1)
+        XCTAssertEqual(record.title, "t\u{FFFD}tle")
+        XCTAssertEqual(record.tags, ["ta\u{FFFD}g", "ok"])
+        XCTAssertEqual(record.url, "https://e.com/\u{FFFD}")
+        let fields = try bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+            var reader = IndexReader(buffer)
+            return try IndexedFields.decode(from: &reader).item
+        }
+        assertSameRecord(record, ItemRecord(fields, stamp: 3, serial: 1), "repaired")
+    }
+
+    private func decodeRecord(_ bytes: [UInt8], serial: UInt32) throws -> ItemRecord {
+        try bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
+            var reader = IndexReader(buffer)
+            let record = ItemRecord.make(indexed: try IndexedFields.decode(from: &reader), serial: serial)
+            guard reader.isAtEnd else { throw IndexDecodingError("bytes left") }
+            return record
+        }
+    }
+
+    private func assertSameRecord(_ record: ItemRecord, _ expected: ItemRecord, _ what: String) {
+        XCTAssertEqual(record.item, expected.item, what)
+        XCTAssertEqual(record.name, expected.name, what)
+        XCTAssertEqual(record.tags, expected.tags, what)
+        XCTAssertEqual(record.url, expected.url, what)
+        XCTAssertEqual(record.stamp, expected.stamp, what)
+        XCTAssertEqual(record.serial, expected.serial, what)
+        XCTAssertEqual(record.displayTitle, expected.displayTitle, what)
+        XCTAssertEqual(record.problems, expected.problems, what)
+        XCTAssertEqual(record.conflictOf, expected.conflictOf, what)
+        for naming in [ViewDefinition.EntryTitle.title, .clashingItem] {
+            XCTAssertTrue(record.entryTitle(naming) == expected.entryTitle(naming), "\(what) \(naming)")
+        }
+        XCTAssertTrue(record.hasSameEntryTitle(as: expected, naming: .title), what)
+    }
+
     /// The byte comparisons stale-name lookups and sweeps use agree with the names as built.
     func testEntryNamesCompareAsBuilt() {
         let records = Self.samples.map { ItemRecord($0) }

@@ -47,17 +47,16 @@ struct CatalogStart {
                 return (item, read.settledStamp)
             }
         }
-        changeSources.followListing(knownNames: Set(trusted ? start.items.map(\.name) : names))
+        changeSources.followListing(knownNames: Set(trusted ? start.records.map(\.name) : names))
         let (marksChanged, copyShapes) = start.markNumberedCopies(sources.conflicts)
         // A start holding exactly the snapshot's items, in its order (a
         // trusted one, or one that found nothing changed), places the views
         // as the snapshot stored them.
         var storedOrders = StoredViewOrders()
-        if start.inSnapshotOrder, !marksChanged, let contents = opened?.contents, start.items.count == contents.items.count {
+        if start.inSnapshotOrder, !marksChanged, let contents = opened?.contents, start.records.count == contents.items.count {
             storedOrders = contents.viewOrders
         }
-        let guarded = GuardedIndex(index: LiveIndex(items: start.items, stamps: start.stamps, viewSet: viewSet,
-                                                    storedOrders: storedOrders),
+        let guarded = GuardedIndex(index: LiveIndex(records: start.records, viewSet: viewSet, storedOrders: storedOrders),
                                    scanner: coordinated, ignored: ignored, numberedCopies: NumberedCopies(shapes: copyShapes))
         var (keeper, status, reconciliation) = Self.keepIndex(
             opened, names: names, start: start, guarded: guarded, root: root, ignored: ignored, wake: wake,
@@ -82,7 +81,7 @@ struct CatalogStart {
         }
         var status = IndexStatus(path: opened.settings.location.path, note: opened.contents == nil ? "written anew" : "loaded")
         status.itemsFromIndex = start.fromIndex
-        status.itemsRead = start.items.count - start.fromIndex
+        status.itemsRead = start.records.count - start.fromIndex
         guard var contents = opened.contents else {
             status.reconciled = true
             keeper.markCurrent()
@@ -90,13 +89,13 @@ struct CatalogStart {
         }
         guard opened.settings.trust else {
             // What changed while unmounted: items read instead of taken, and indexed items no longer listed.
-            var records: [IndexFile.Record] = start.items[start.fromIndex...].indices.map {
-                .upsert(IndexedItem(item: start.items[$0], stamp: start.stamps[$0]))
+            var records: [IndexFile.Record] = start.records[start.fromIndex...].map {
+                .upsert(IndexedItem(item: $0.item, stamp: $0.stamp))
             }
             // All of the snapshot's items were taken: none can be gone (a set of 100,000 names spared).
             if !start.inSnapshotOrder {
                 let listed = Set(names)
-                for entry in contents.items where !listed.contains(entry.item.name) { records.append(.remove(entry.item.name)) }
+                for entry in contents.items where !listed.contains(entry.name) { records.append(.remove(entry.name)) }
             }
             keeper.append(records)
             status.reconciled = true

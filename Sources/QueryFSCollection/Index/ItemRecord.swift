@@ -57,51 +57,94 @@ package final class ItemRecord: Sendable {
         let problems: [String]
         let conflictOf: ItemName?
 
-        init(payloadValues: [String: PayloadValue], problems: [String], conflictOf: ItemName?) {
+        private init(payloadValues: [String: PayloadValue], problems: [String], conflictOf: ItemName?) {
             self.payloadValues = payloadValues
             self.problems = problems
             self.conflictOf = conflictOf
         }
+
+        /// nil when there is nothing to keep: nearly every item.
+        static func ifAny(payloadValues: [String: PayloadValue], problems: [String], conflictOf: ItemName?) -> Extras? {
+            payloadValues.isEmpty && problems.isEmpty && conflictOf == nil
+                ? nil : Extras(payloadValues: payloadValues, problems: problems, conflictOf: conflictOf)
+        }
     }
 
-    package init(_ item: Item, stamp: UInt64 = 0, serial: UInt32 = 0) {
+    /// The parts every record is made of; the texts packed already (`PackedText`).
+    private init(name: ItemName, kind: Item.Kind, stamp: UInt64, serial: UInt32, size: UInt64, modified: Timestamp,
+                 created: Timestamp, archived: Bool, conflict: ConflictKind?, text: PackedText, extras: Extras?)
+    {
         stampStorage = Atomic(stamp)
         self.serial = serial
-        // A fresh copy, not the scan's array: the scan's allocations are
-        // interleaved with its transient strings, and a record holding on to
-        // one of them would keep that whole heap page resident.
-        name = ItemName(item.name.bytes.withUnsafeBufferPointer { Array($0) })
-        size = item.size
-        modifiedSeconds = item.modified.seconds
-        modifiedNanoseconds = item.modified.nanoseconds
-        createdSeconds = item.created.seconds
-        createdNanoseconds = item.created.nanoseconds
-        kind = item.kind
-        archived = item.archived
-        conflict = item.conflict
-        hasURL = item.url != nil
+        self.name = name
+        self.size = size
+        modifiedSeconds = modified.seconds
+        modifiedNanoseconds = modified.nanoseconds
+        createdSeconds = created.seconds
+        createdNanoseconds = created.nanoseconds
+        self.kind = kind
+        self.archived = archived
+        self.conflict = conflict
+        (textStart, textCount, titleEnd, urlEnd, tagsEnd) = (text.start, UInt32(text.count), text.titleEnd, text.urlEnd, text.tagsEnd)
+        (hasURL, hasSeparateDisplayTitle) = (text.hasURL, text.hasSeparateDisplayTitle)
+        self.extras = extras
+    }
+
+    package convenience init(_ item: Item, stamp: UInt64 = 0, serial: UInt32 = 0) {
         let display = EntryNaming.displayTitle(of: item)
-        let separateDisplay = display != item.title
-        hasSeparateDisplayTitle = separateDisplay
-        var packed: [UInt8] = []
-        packed.reserveCapacity(item.title.utf8.count + (item.url?.utf8.count ?? 0)
-                               + item.tags.reduce(0) { $0 + $1.utf8.count + 5 } + (separateDisplay ? display.utf8.count : 0))
-        packed.append(contentsOf: item.title.utf8)
-        titleEnd = UInt32(packed.count)
-        if let url = item.url { packed.append(contentsOf: url.utf8) }
-        urlEnd = UInt32(packed.count)
-        for tag in item.tags {
-            Self.appendLength(tag.utf8.count, to: &packed)
-            packed.append(contentsOf: tag.utf8)
+        var (title, url) = (item.title, item.url)
+        let text = title.withUTF8 { title in
+            Self.withOptionalUTF8(&url) { url in
+                let displayBytes = display == item.title ? nil : Array(display.utf8)
+                return displayBytes.withOptionalBuffer { display in
+                    PackedText(title: title, url: url, tagCount: item.tags.count,
+                               forEachTag: { body in for var tag in item.tags { tag.withUTF8(body) } }, display: display)
+                }
+            }
         }
-        tagsEnd = UInt32(packed.count)
-        if separateDisplay { packed.append(contentsOf: display.utf8) }
-        textStart = UnsafeMutablePointer<UInt8>.allocate(capacity: max(packed.count, 1))
-        textStart.initialize(from: packed, count: packed.count)
-        textCount = UInt32(packed.count)
         let conflictOf = item.conflict == nil || item.conflictOf == item.name ? nil : item.conflictOf
-        extras = item.payloadValues.isEmpty && item.problems.isEmpty && conflictOf == nil
-            ? nil : Extras(payloadValues: item.payloadValues, problems: item.problems, conflictOf: conflictOf)
+        // A fresh copy of the name, not the scan's array: the scan's
+        // allocations are interleaved with its transient strings, and a
+        // record holding on to one of them would keep that whole heap page resident.
+        self.init(name: ItemName(item.name.bytes.withUnsafeBufferPointer { Array($0) }), kind: item.kind, stamp: stamp,
+                  serial: serial, size: item.size, modified: item.modified, created: item.created, archived: item.archived,
+                  conflict: item.conflict, text: text,
+                  extras: Extras.ifAny(payloadValues: item.payloadValues, problems: item.problems, conflictOf: conflictOf))
+    }
+
+    /// A record made straight from an index file's bytes (`IndexedFields`),
+    /// no `Item` between: what a start from the index makes of each item.
+    /// Texts that are not UTF-8 (a file made by hand) take the way through
+    /// `Item`, which repairs them as it always did.
+    static func make(indexed fields: IndexedFields, serial: UInt32) -> ItemRecord {
+        guard fields.textsAreUTF8 else { return ItemRecord(fields.item, stamp: fields.stamp, serial: serial) }
+        let name = ItemName(Array(fields.name))
+        // Nearly every title is shown as it is; the rest are worked out as strings.
+        let display: [UInt8]? = EntryNaming.isShownAsIs(title: fields.title) ? nil : {
+            let title = String(decoding: fields.title, as: UTF8.self)
+            let display = EntryNaming.displayTitle(title: title, name: name)
+            return display == title ? nil : Array(display.utf8)
+        }()
+        let text = display.withOptionalBuffer { display in
+            PackedText(title: fields.title, url: fields.url, tagCount: fields.tagCount, forEachTag: fields.forEachTag, display: display)
+        }
+        let conflictOf = fields.conflictOf.map { ItemName(Array($0)) }
+        return ItemRecord(name: name, kind: fields.kind, stamp: fields.stamp, serial: serial, size: fields.size,
+                          modified: fields.modified, created: fields.created, archived: fields.archived, conflict: fields.conflict,
+                          text: text, extras: Extras.ifAny(payloadValues: fields.payloadValues, problems: fields.problems,
+                                                           conflictOf: fields.conflict == nil || conflictOf == name ? nil : conflictOf))
+    }
+
+    /// The serial of the item at 0-based `position` of a start's items:
+    /// 1, 2, … (never 0, which means none; past 4 billion they start again).
+    package static func serial(ofPosition position: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: position % Int(UInt32.max) + 1)
+    }
+
+    private static func withOptionalUTF8<R>(_ text: inout String?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard var present = text else { return body(nil) }
+        defer { text = present }
+        return present.withUTF8 { body($0) }
     }
 
     deinit { textStart.deallocate() }
@@ -221,14 +264,5 @@ package final class ItemRecord: Sendable {
             body(UnsafeBufferPointer(rebasing: bytes[position..<position + length]))
             position += length
         }
-    }
-
-    private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {
-        var rest = length
-        while rest >= 0x80 {
-            bytes.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
     }
 }

@@ -93,27 +93,29 @@ package final class LiveIndex {
 
     /// `stamps`: for the index file, the stamp each item was read at (`ItemRecord.stamp`), in the same order.
     package convenience init(items: [Item], stamps: [UInt64] = [], viewSet: ViewSet = ViewSet()) {
-        self.init(items: items, stamps: stamps, viewSet: viewSet, storedOrders: StoredViewOrders())
+        // Records are made on every core; serials are 1, 2, … in item order.
+        let withStamps = stamps.count == items.count
+        let records = parallelMap(Array(items.indices), threads: Scanner.defaultThreads, minimumCount: 4_096) { index in
+            ItemRecord(items[index], stamp: withStamps ? stamps[index] : 0, serial: ItemRecord.serial(ofPosition: index))
+        }
+        self.init(records: records, items: items, viewSet: viewSet, storedOrders: StoredViewOrders())
     }
 
-    /// `storedOrders`: the views' orders as a snapshot of exactly `items`
-    /// (in this order) stored them; a view found there is placed, not sorted.
-    init(items: [Item], stamps: [UInt64], viewSet: ViewSet, storedOrders: StoredViewOrders) {
+    /// `records`: the start's items, each serial unique among them.
+    /// `items`: the same as `Item`s when the caller has them (else they
+    /// are made from the records, and only if a view must be evaluated).
+    /// `storedOrders`: the views' orders as a snapshot of exactly these
+    /// records (in this order) stored them; a view found there is placed, not sorted.
+    init(records itemRecords: [ItemRecord], items givenItems: [Item]? = nil, viewSet: ViewSet, storedOrders: StoredViewOrders) {
         self.viewSet = viewSet
-        titlePresence = EntryTitlePresence(expectedItems: items.count)
-        // Records are made on every core, and the table and the title filter
-        // filled side by side: at 100,000 items these were 0.25 s of a
-        // trusted start's 0.9 s on one core. Serials are 1, 2, … in item
-        // order, as `next` would give them.
-        let withStamps = stamps.count == items.count
-        let itemRecords = parallelMap(Array(items.indices), threads: Scanner.defaultThreads, minimumCount: 4_096) { index in
-            ItemRecord(items[index], stamp: withStamps ? stamps[index] : 0, serial: UInt32(index % Int(UInt32.max) + 1))
-        }
-        lastSerial = itemRecords.last?.serial ?? 0
+        titlePresence = EntryTitlePresence(expectedItems: itemRecords.count)
+        lastSerial = itemRecords.lazy.map(\.serial).max() ?? 0
+        // The table and the title filter are filled side by side: at
+        // 100,000 items these were 0.25 s of a trusted start's 0.9 s on one core.
         // Room for an eighth more before the first growth: growing rehashes
         // every record under the index lock (300 ms at 1,000,000 items), and a
         // table sized to the start exactly grew at the first new item.
-        var table = RecordTable(minimumCapacity: items.count + items.count / 8)
+        var table = RecordTable(minimumCapacity: itemRecords.count + itemRecords.count / 8)
         let presence = titlePresence
         _ = parallelMap([true, false], threads: 2, minimumCount: itemRecords.count < 4_096 ? 3 : 2) { fillsTable in
             if fillsTable {
@@ -132,6 +134,10 @@ package final class LiveIndex {
         viewsPlacedFromStoredOrders = storedMembers.count { $0 != nil }
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
+        // Items only for what must be evaluated: a start that placed every view makes none.
+        let mustEvaluate = storedMembers.contains { $0 == nil } || storedOrders.tags == nil
+        let items = givenItems ?? (mustEvaluate
+            ? parallelMap(itemRecords, threads: Scanner.defaultThreads, minimumCount: 4_096) { $0.item } : [])
         let columns = storedMembers.contains { $0 == nil } ? SortColumns(items: items) : nil
         fixedViews = parallelMap(Array(zip(viewSet.fixed, storedMembers)), threads: Scanner.defaultThreads, minimumCount: 2) {
             definition, stored in

@@ -115,6 +115,11 @@ struct IndexReader {
 
     mutating func data() throws(IndexDecodingError) -> [UInt8] { Array(try dataSlice()) }
 
+    /// The bytes read since `start` (an earlier `offset`).
+    func bytes(since start: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: buffer[start..<offset])
+    }
+
     /// Skips `length` bytes the caller checked are there.
     mutating func skip(_ length: Int) { offset = min(buffer.count, offset + length) }
 

@@ -179,8 +179,10 @@ enum IndexFile {
     /// An index as read: its items, and what the file said about them.
     struct Contents {
         var identity: Identity
-        /// In no particular order.
-        var items: [IndexedItem]
+        /// In no particular order; each with the stamp it was read at, and
+        /// a serial unique among them (`ItemRecord.serial`: its position
+        /// in the snapshot plus one, or past them for a journal's new item).
+        var items: [ItemRecord]
         var bodyBytes: Int
         var journalBytes: Int
         /// A record was torn or failed its checksum (the writer died mid-write).
@@ -190,10 +192,10 @@ enum IndexFile {
         var viewOrders = StoredViewOrders()
 
         /// The items by name (for comparing with BACKING's listing).
-        func byName() -> [ItemName: IndexedItem] {
-            var byName: [ItemName: IndexedItem] = [:]
+        func byName() -> [ItemName: ItemRecord] {
+            var byName: [ItemName: ItemRecord] = [:]
             byName.reserveCapacity(items.count)
-            for item in items { byName[item.item.name] = item }
+            for item in items { byName[item.name] = item }
             return byName
         }
     }
@@ -353,12 +355,13 @@ enum IndexFile {
             let itemBytes = UnsafeBufferPointer(rebasing: body[..<ordersOffset])
             for position in positions {
                 var reader = IndexReader(itemBytes, offset: try offset(ofItem: Int(position)))
-                items.append(try IndexedItem.decode(from: &reader).item)
+                items.append(try IndexedFields.decode(from: &reader).item)
             }
             return items
         }
 
-        /// Every item, in the snapshot's order, decoded on every core in
+        /// Every item as a record (`ItemRecord.make(indexed:serial:)`,
+        /// serials 1, 2, … in order), in the snapshot's order, decoded on every core in
         /// runs of `decodingRun` items. Each run starts where the offsets
         /// say its first item does and must end where the next run's first
         /// begins (the last: exactly at the orders), so the items still tile
@@ -368,7 +371,7 @@ enum IndexFile {
         /// for each of its strings and arrays).
         /// Why: decoding 100,000 items was 0.2 s of a trusted start on one
         /// core, the largest piece of it.
-        func allItems() throws(IndexDecodingError) -> [IndexedItem] {
+        func allItems() throws(IndexDecodingError) -> [ItemRecord] {
             guard itemCount > 0 else {
                 // An empty collection's index: no buffer to fill (its base address may be nil).
                 guard ordersOffset == 0 else { throw IndexDecodingError("bytes left after the items") }
@@ -377,7 +380,7 @@ enum IndexFile {
             let itemBytes = UnsafeBufferPointer(rebasing: body[..<ordersOffset])
             let runs = stride(from: 0, to: itemCount, by: Self.decodingRun).map { $0..<Swift.min($0 + Self.decodingRun, itemCount) }
             var failure: IndexDecodingError?
-            let items = [IndexedItem](unsafeUninitializedCapacity: itemCount) { buffer, initialized in
+            let items = [ItemRecord](unsafeUninitializedCapacity: itemCount) { buffer, initialized in
                 let output = buffer.baseAddress!
                 // Each run says how many of its slots it filled, and why it stopped short.
                 let outcomes = parallelMap(runs, threads: Scanner.defaultThreads, minimumCount: 2) { run -> (filled: Int, error: IndexDecodingError?) in
@@ -387,7 +390,8 @@ enum IndexFile {
                         for position in run {
                             // The offsets a view is read by must be where the items are.
                             guard try offset(ofItem: position) == reader.offset else { throw IndexDecodingError("item \(position) is not where the offsets say") }
-                            (output + position).initialize(to: try IndexedItem.decode(from: &reader))
+                            let fields = try IndexedFields.decode(from: &reader)
+                            (output + position).initialize(to: ItemRecord.make(indexed: fields, serial: ItemRecord.serial(ofPosition: position)))
                             filled += 1
                         }
                         let end = run.upperBound == itemCount ? ordersOffset : try offset(ofItem: run.upperBound)
@@ -484,7 +488,7 @@ enum IndexFile {
     /// past a checksum to the decoding behind it.
     static func decode(_ buffer: UnsafeBufferPointer<UInt8>, checkingSums: Bool = true) throws(IndexDecodingError) -> Contents {
         let layout = try Layout(buffer, checkingSums: checkingSums)
-        let (identity, itemCount, body, bodyEnd) = (layout.identity, layout.itemCount, layout.body, layout.bodyEnd)
+        let (identity, body, bodyEnd) = (layout.identity, layout.body, layout.bodyEnd)
         var items = try layout.allItems()
         var viewOrders = try layout.viewOrders()
         // The journal: replayed up to its first torn record, by name (the
@@ -493,9 +497,11 @@ enum IndexFile {
         var position: [ItemName: Int] = [:]
         if !journal.isAtEnd {
             position.reserveCapacity(items.count)
-            for (index, item) in items.enumerated() { position[item.item.name] = index }
+            for (index, item) in items.enumerated() { position[item.name] = index }
         }
-        var removed = 0, replayed = 0
+        // Removed items' slots, swept below: removing from the middle would move every later item.
+        var removedSlots: [Int] = []
+        var replayed = 0
         var torn = false
         while !journal.isAtEnd {
             guard let length = try? journal.fixed64(), let checksum = try? journal.fixed64(),
@@ -515,23 +521,25 @@ enum IndexFile {
             var record = IndexReader(payload)
             switch try record.byte() {
             case 1:
-                let indexed = try IndexedItem.decode(from: &record)
-                if let at = position[indexed.item.name] {
-                    items[at] = indexed
+                // A slot's serial is its own: an item replaced in it keeps the serial, a new one takes the next slot's.
+                let fields = try IndexedFields.decode(from: &record)
+                let name = ItemName(Array(fields.name))
+                if let at = position[name] {
+                    items[at] = ItemRecord.make(indexed: fields, serial: ItemRecord.serial(ofPosition: at))
                 } else {
-                    position[indexed.item.name] = items.count
-                    items.append(indexed)
+                    position[name] = items.count
+                    items.append(ItemRecord.make(indexed: fields, serial: ItemRecord.serial(ofPosition: items.count)))
                 }
             case 2:
-                // Marked by an empty name, swept below: removing from the middle would move every later item.
-                if let at = position.removeValue(forKey: ItemName(try record.data())) {
-                    items[at].item.name = ItemName([])
-                    removed += 1
-                }
+                if let at = position.removeValue(forKey: ItemName(try record.data())) { removedSlots.append(at) }
             case let kind: throw IndexDecodingError("a journal record of unknown kind \(kind)")
             }
         }
-        if removed > 0 { items.removeAll { $0.item.name.bytes.isEmpty } }
+        if !removedSlots.isEmpty {
+            var kept = [Bool](repeating: true, count: items.count)
+            for slot in removedSlots { kept[slot] = false }
+            items = items.indices.filter { kept[$0] }.map { items[$0] }
+        }
         if replayed > 0 || torn { viewOrders = StoredViewOrders() }
         return Contents(identity: identity, items: items, bodyBytes: body.count,
                         journalBytes: buffer.count - bodyEnd, tornJournal: torn, viewOrders: viewOrders)

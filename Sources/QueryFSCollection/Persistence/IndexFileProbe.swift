@@ -9,7 +9,7 @@ package enum IndexFileProbe {
         guard let contents = try? bytes.withUnsafeBufferPointer({ buffer throws(IndexDecodingError) in
             try IndexFile.decode(buffer, checkingSums: false)
         }) else { return nil }
-        let again = IndexFile.snapshot(contents.items, identity: contents.identity, viewOrders: contents.viewOrders)
+        let again = IndexFile.snapshot(contents.items.map { IndexedItem(item: $0.item, stamp: $0.stamp) }, identity: contents.identity, viewOrders: contents.viewOrders)
         let reread = try? again.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in try IndexFile.decode(buffer) }
         precondition(reread?.items.count == contents.items.count && reread?.viewOrders == contents.viewOrders,
                      "an index that decodes must encode and decode the same")
@@ -20,7 +20,7 @@ package enum IndexFileProbe {
             let alone = try? bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in
                 try IndexFile.decodeView(key, in: buffer, checkingSums: false).1
             }
-            let expected = orders.positions(of: key)!.map { contents.items[Int($0)].item.name }
+            let expected = orders.positions(of: key)!.map { contents.items[Int($0)].name }
             precondition(alone?.map(\.name) == expected, "a view read alone must hold the items the whole read places in it")
         }
         return contents.items.count

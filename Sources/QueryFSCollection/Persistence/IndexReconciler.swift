@@ -8,13 +8,13 @@ import QueryFSEngine
 /// simply not asked about.
 enum IndexReconciler {
     /// For each of `names`, its indexed item if unchanged, else nil.
-    static func unchanged(_ names: [ItemName], in index: [ItemName: IndexedItem], root: BackingDirectory,
-                          threads: Int = Scanner.readingThreads) -> [IndexedItem?]
+    static func unchanged(_ names: [ItemName], in index: [ItemName: ItemRecord], root: BackingDirectory,
+                          threads: Int = Scanner.readingThreads) -> [ItemRecord?]
     {
         let stamper = stamper(for: root)
         // Folder by folder: a nested name is stamped from its folder's
         // descriptor, not by opening that folder again for every item.
-        return Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> IndexedItem? in
+        return Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> ItemRecord? in
             guard let indexed = index[name], indexed.stamp != 0, let folderFD,
                   let current = stamper.stamp(of: leaf, in: folderFD) else { return nil }
             return (current.value == 0 ? 1 : current.value) == indexed.stamp ? indexed : nil

@@ -88,7 +88,7 @@ package enum IndexedCatalog {
         let keptByMount = holder?.hasPrefix("mount ") == true
         let ignored = { (name: ItemName) in configuration.ignores(name) }
         var use = Use(path: location.path, how: "")
-        var indexed: [ItemName: IndexedItem] = [:]
+        var indexed: [ItemName: ItemRecord] = [:]
         var writtenWith = identity
         switch IndexFile.read(path: location.path, wanted: identity) {
         case .success(let contents):
@@ -96,7 +96,7 @@ package enum IndexedCatalog {
             let sameIgnores = contents.identity.ignorePatterns == configuration.ignore
             if keptByMount && sameIgnores || settings.trust {
                 use.how = keptByMount && !settings.trust ? "kept current by \(holder!)" : "trusted (--trust-index)"
-                var items = contents.items.map { $0.item }.filter { !ignored($0.name) }
+                var items = contents.items.filter { !ignored($0.name) }.map(\.item)
                 sources.conflicts.markNumberedCopies(&items)
                 return (Catalog(items: items, viewSet: viewSet), use)
             }
@@ -115,7 +115,7 @@ package enum IndexedCatalog {
         entries.reserveCapacity(names.count)
         var unread: [ItemName] = []
         for (name, entry) in zip(names, kept) {
-            if let entry { entries.append(entry) } else { unread.append(name) }
+            if let entry { entries.append(IndexedItem(item: entry.item, stamp: entry.stamp)) } else { unread.append(name) }
         }
         let reads = reader.readAll(unread, in: root.fd)
         for read in reads {

@@ -43,38 +43,8 @@ struct IndexedItem {
     }
 
     static func decode(from reader: inout IndexReader) throws(IndexDecodingError) -> IndexedItem {
-        let name = ItemName(try reader.data())
-        let kind: Item.Kind = try reader.byte() == 1 ? .bundle : .file
-        let stamp = try reader.fixed64()
-        let title = try reader.string()
-        let archived = try reader.byte() == 1
-        var tags: [String] = []
-        let tagCount = try reader.count()
-        tags.reserveCapacity(tagCount)
-        for _ in 0..<tagCount { tags.append(try reader.string()) }
-        let url: String? = try reader.byte() == 1 ? try reader.string() : nil
-        let modified = try decodeTimestamp(from: &reader)
-        let created = try decodeTimestamp(from: &reader)
-        let size = try reader.integer()
-        var payloadValues: [String: PayloadValue] = [:]
-        for _ in 0..<(try reader.count()) {
-            let key = try reader.string()
-            payloadValues[key] = try PayloadValue.decode(from: &reader, depth: 0)
-        }
-        var problems: [String] = []
-        for _ in 0..<(try reader.count()) { problems.append(try reader.string()) }
-        let conflictByte = try reader.byte()
-        guard conflictByte == 0 || ConflictKind(rawValue: conflictByte) != nil else {
-            throw IndexDecodingError("a conflict of unknown kind \(conflictByte)")
-        }
-        let conflictOf = conflictByte == 0 ? nil : ItemName(try reader.data())
-        guard name.isItemPath else {
-            throw IndexDecodingError("an item named '\(name)', which no item can be")
-        }
-        let item = Item(name: name, kind: kind, title: title, archived: archived, tags: tags, url: url, modified: modified,
-                        created: created, size: size, payloadValues: payloadValues, problems: problems,
-                        conflict: ConflictKind(rawValue: conflictByte), conflictOf: conflictOf)
-        return IndexedItem(item: item, stamp: stamp)
+        let fields = try IndexedFields.decode(from: &reader)
+        return IndexedItem(item: fields.item, stamp: fields.stamp)
     }
 
     private static func encode(_ time: Timestamp, into writer: inout IndexWriter) {
@@ -82,7 +52,7 @@ struct IndexedItem {
         writer.integer(UInt64(time.nanoseconds))
     }
 
-    private static func decodeTimestamp(from reader: inout IndexReader) throws(IndexDecodingError) -> Timestamp {
+    static func decodeTimestamp(from reader: inout IndexReader) throws(IndexDecodingError) -> Timestamp {
         let seconds = try reader.signed()
         let nanoseconds = try reader.integer()
         guard nanoseconds < 1_000_000_000 else { throw IndexDecodingError("a time with \(nanoseconds) nanoseconds") }

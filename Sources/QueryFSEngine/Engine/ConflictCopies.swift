@@ -113,23 +113,41 @@ package struct ConflictPatterns: Equatable, Sendable {
     /// the original each would copy (a start needs them twice: for the
     /// marks, and for the table the watcher keeps).
     package func numberedCopyShapes(_ items: [Item]) -> [(index: Int, original: ItemName)] {
+        numberedCopyShapes(items.map(\.name))
+    }
+
+    /// `numberedCopyShapes` of the items with these names.
+    package func numberedCopyShapes(_ names: [ItemName]) -> [(index: Int, original: ItemName)] {
         guard numberedCopies else { return [] }
-        return items.indices.compactMap { index in originalOfNumberedCopy(items[index].name).map { (index, $0) } }
+        return names.indices.compactMap { index in originalOfNumberedCopy(names[index]).map { (index, $0) } }
     }
 
     /// `markNumberedCopies(_:)` given `numberedCopyShapes(items)`.
     @discardableResult
     package func markNumberedCopies(_ items: inout [Item], shapes: [(index: Int, original: ItemName)]) -> Bool {
-        let candidates = shapes.filter { items[$0.index].conflict == nil || items[$0.index].conflict == .numberedCopy }
-        guard !candidates.isEmpty else { return false }
-        let names = Set(items.map(\.name))
-        var changed = false
-        for (index, original) in candidates {
-            let before = items[index]
-            items[index].setConflict(names.contains(original) ? .numberedCopy : nil, of: original)
-            if items[index] != before { changed = true }
+        let marks = numberedCopyMarks(shapes: shapes, names: items.map(\.name)) { [items] in (items[$0].conflict, items[$0].conflictOf) }
+        for mark in marks { items[mark.index].setConflict(mark.kind, of: mark.original) }
+        return !marks.isEmpty
+    }
+
+    /// The marks to change among items with these `names`, given their
+    /// `numberedCopyShapes` and each one's mark now (`current`: its conflict
+    /// kind and the item it clashes with): a shaped name is a numbered copy
+    /// exactly when its original is among the names, unless it is another
+    /// kind of conflict already.
+    package func numberedCopyMarks(shapes: [(index: Int, original: ItemName)], names: [ItemName],
+                                   current: (Int) -> (kind: ConflictKind?, of: ItemName?))
+        -> [(index: Int, kind: ConflictKind?, original: ItemName)]
+    {
+        let candidates = shapes.filter { current($0.index).kind == nil || current($0.index).kind == .numberedCopy }
+        guard !candidates.isEmpty else { return [] }
+        let present = Set(names)
+        return candidates.compactMap { index, original in
+            let kind: ConflictKind? = present.contains(original) ? .numberedCopy : nil
+            let now = current(index)
+            // As `Item.setConflict` leaves it: the original only for a copy.
+            return now.kind == kind && now.of == (kind == nil ? nil : original) ? nil : (index, kind, original)
         }
-        return changed
     }
 
     private static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -14,11 +14,17 @@ package enum EntryNaming {
 
     /// Fast path: printable ASCII without `/`, not starting or ending with a
     /// space — most titles — needs no change.
-    private static func isAlreadySafe(_ text: String) -> Bool {
-        let utf8 = text.utf8
-        guard let first = utf8.first, let last = utf8.last, first != 0x20, last != 0x20 else { return false }
+    private static func isAlreadySafe(_ text: String) -> Bool { isAlreadySafe(utf8: text.utf8) }
+
+    private static func isAlreadySafe(utf8: some BidirectionalCollection<UInt8>) -> Bool {
+        guard let first = utf8.first, first != 0x20, utf8.last != 0x20 else { return false }
         return utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2F || $0 == 0x20 }
     }
+
+    /// Whether a title of these UTF-8 bytes is its own display title
+    /// (`displayTitle`): a record made from the index file's bytes asks
+    /// this before making a String of them.
+    package static func isShownAsIs(title utf8: UnsafeBufferPointer<UInt8>) -> Bool { isAlreadySafe(utf8: utf8) }
 
     /// `/` → `∕` and control characters → space, without trimming.
     static func replacingUnsafeCharacters(in text: String) -> String {
@@ -43,11 +49,14 @@ package enum EntryNaming {
     /// The title as it appears in entry names: sanitized, falling back to the
     /// item's name without `.ext` when nothing is left. (If even that is only
     /// white space, it is kept untrimmed so the entry still has a title.)
-    package static func displayTitle(of item: Item) -> String {
-        let title = sanitize(item.title)
-        if !title.isEmpty { return title }
-        let stem = sanitize(item.name.stem)
-        return stem.isEmpty ? replacingUnsafeCharacters(in: item.name.stem) : stem
+    package static func displayTitle(of item: Item) -> String { displayTitle(title: item.title, name: item.name) }
+
+    /// `displayTitle(of:)` of an item with this title and name.
+    package static func displayTitle(title: String, name: ItemName) -> String {
+        let sanitized = sanitize(title)
+        if !sanitized.isEmpty { return sanitized }
+        let stem = sanitize(name.stem)
+        return stem.isEmpty ? replacingUnsafeCharacters(in: name.stem) : stem
     }
 
     /// The title and extension an entry shows under `naming`: the item's

@@ -70,18 +70,21 @@ package struct ItemName: Hashable, Comparable, Sendable, CustomStringConvertible
     /// `.` or `..` component, no leading or trailing `/`).
     /// One pass, no allocation: an index file's every item is checked so.
     package var isItemPath: Bool {
+        bytes.withUnsafeBufferPointer { Self.isItemPath($0) }
+    }
+
+    /// `isItemPath` of a name's bytes where they lie (an index file's).
+    package static func isItemPath(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
-        return bytes.withUnsafeBufferPointer { name in
-            // Empty, hidden, or an empty first or last component.
-            guard let first = name.first, first != dot, first != slash, name.last != slash else { return false }
-            var previous = first
-            for byte in name.dropFirst() {
-                // NUL; or after a `/`, an empty or hidden component (`//`, `/.`, `/..`).
-                if byte == 0 || (previous == slash && (byte == slash || byte == dot)) { return false }
-                previous = byte
-            }
-            return true
+        // Empty, hidden, or an empty first or last component.
+        guard let first = name.first, first != dot, first != slash, name.last != slash else { return false }
+        var previous = first
+        for byte in name.dropFirst() {
+            // NUL; or after a `/`, an empty or hidden component (`//`, `/.`, `/..`).
+            if byte == 0 || (previous == slash && (byte == slash || byte == dot)) { return false }
+            previous = byte
         }
+        return true
     }
 
     package var ext: String { String(decoding: extensionBytes, as: UTF8.self) }
