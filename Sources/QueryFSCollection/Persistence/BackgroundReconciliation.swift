@@ -15,25 +15,41 @@ final class BackgroundReconciliation: @unchecked Sendable {
          wake: @escaping @Sendable () -> Void)
     {
         startThread(named: "queryfs-reconc") { [self] in
-            let names: [ItemName]
-            do throws(SystemError) {
-                names = try root.itemNames().filter { !ignored($0) }
-            } catch {
+            let outcome = Self.changedNames(against: contents, root: root, ignored: ignored)
+            found.withLock {
+                switch outcome {
+                case .success(let changed): $0 = (changed, true, false, nil)
                 // Not an empty listing: that would read every indexed item as gone.
-                found.withLock { $0 = ([], true, false, "\(error.operation) \(root.path): \(error.message)") }
-                return wake()
+                case .failure(let error): $0 = ([], true, false, "\(error.operation) \(root.path): \(error.message)")
+                }
             }
-            let index = contents.byName()
-            let kept = IndexReconciler.unchanged(names, in: index, root: root)
-            var changed = Set<ItemName>()
-            for (name, indexed) in zip(names, kept) where indexed == nil { changed.insert(name) }
-            // Indexed items BACKING no longer lists were loaded all the same: reading them finds them gone.
-            let listed = Set(names)
-            for name in index.keys where !listed.contains(name) { changed.insert(name) }
-            found.withLock { $0 = (changed, true, false, nil) }
+            // The listing, the table by name and the stamps are gone by
+            // now (freed when `changedNames` returned, not whenever their
+            // last use was): give their pages back.
             MemoryTrim.returnFreedMemory()
             wake()
         }
+    }
+
+    /// BACKING's items that differ from the index: listed but changed or
+    /// new, and indexed but no longer listed (loaded all the same: reading
+    /// them finds them gone).
+    private static func changedNames(against contents: IndexFile.Contents, root: BackingDirectory,
+                                     ignored: (ItemName) -> Bool) -> Result<Set<ItemName>, SystemError>
+    {
+        let names: [ItemName]
+        do throws(SystemError) {
+            names = try root.itemNames().filter { !ignored($0) }
+        } catch {
+            return .failure(error)
+        }
+        let index = contents.byName()
+        let kept = IndexReconciler.unchanged(names, in: index, root: root)
+        var changed = Set<ItemName>()
+        for (name, indexed) in zip(names, kept) where indexed == nil { changed.insert(name) }
+        let listed = Set(names)
+        for name in index.keys where !listed.contains(name) { changed.insert(name) }
+        return .success(changed)
     }
 
     /// What was found, once, when the comparison is over: the names to read
