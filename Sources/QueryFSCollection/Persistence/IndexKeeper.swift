@@ -135,17 +135,24 @@ final class IndexKeeper: @unchecked Sendable {
     private func rewrite() {
         // Each record's item is rebuilt as it is written, not all at once:
         // a copy of every item would cost the daemon about 600 bytes per item.
-        let (records, views) = currentState()
-        let bytes = IndexFile.snapshot(records.lazy.map { IndexedItem(item: $0.item, stamp: $0.stamp) }, identity: identity,
-                                       viewOrders: StoredViewOrders(records: records, listings: views))
+        let written: Int
+        // A scope of its own: the file's bytes and the copy of the records
+        // are freed at its end, before the trim below (a local lives until
+        // some point after its last use, maybe past the trim).
         do {
-            try IndexFile.replace(at: location, with: bytes)
-        } catch {
-            return fail(error)
+            let (records, views) = currentState()
+            let bytes = IndexFile.snapshot(records.lazy.map { IndexedItem(item: $0.item, stamp: $0.stamp) }, identity: identity,
+                                           viewOrders: StoredViewOrders(records: records, listings: views))
+            do {
+                try IndexFile.replace(at: location, with: bytes)
+            } catch {
+                return fail(error)
+            }
+            written = bytes.count
         }
         if journalFD >= 0 { Glibc.close(journalFD) }
         journalFD = -1
-        bodyBytes = bytes.count
+        bodyBytes = written
         journalBytes = 0
         journalHasChanges = false
         // The file's bytes, freed on this thread's arena.
