@@ -51,7 +51,7 @@ now_ns() { date +%s%N; }
 seconds_of() { local start; start=$(now_ns); "$@" >/dev/null 2>&1 || true; awk -v ns=$(( $(now_ns) - start )) 'BEGIN { printf "%.3f", ns / 1e9 }'; }
 best3() { local a b c; a=$(seconds_of "$@"); b=$(seconds_of "$@"); c=$(seconds_of "$@"); printf '%s\n' "$a" "$b" "$c" | sort -g | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
-rss_mb() { awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+rss_mb() { awk -v field="${2:-VmRSS}:" '$1 == field { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }  # PID [FIELD of /proc/PID/status]
 row() { printf '  %-58s queryfs %9s   TMSU %9s   %s\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
 tmsu_pid() { pgrep -f -- "$tmnt" | while read -r pid; do [ "$(readlink "/proc/$pid/exe")" = "$tmsu" ] && echo "$pid"; done | head -1; }
 
@@ -81,6 +81,9 @@ row "queryfs ls BACKING tag/$tag, mount up / tmsu files $tag" "$(best3 "$queryfs
 while IFS= read -r name; do ls -l "$mnt/tag/$name" >/dev/null; ls -l "$tmnt/tags/${name// /_}" >/dev/null 2>&1 || true; done <<<"$tags"
 sleep 2
 row "daemon RSS (MB) once every tag folder was listed (ls -l)" "$(rss_mb "$(daemon_pid)")" "$(rss_mb "$(tmsu_pid)")"
+# Of which private memory (heap, stacks) and mapped files (mostly the program's own code, shared with the page cache).
+row "  of it anonymous (heap, stacks), MB" "$(rss_mb "$(daemon_pid)" RssAnon)" "$(rss_mb "$(tmsu_pid)" RssAnon)"
+row "  of it mapped files (code), MB" "$(rss_mb "$(daemon_pid)" RssFile)" "$(rss_mb "$(tmsu_pid)" RssFile)"
 fusermount -u "$tmnt" 2>/dev/null || fusermount3 -u "$tmnt"
 pid=$(daemon_pid); "$queryfs" unmount "$mnt"; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 
