@@ -71,13 +71,22 @@ final class ConnectionGuardMountTests: MountTestCase {
     }
 
     /// SIGUSR1 (its wake-up) from anyone but the kernel, SIGINT and SIGHUP
-    /// (a terminal's): the guard stays, and so does the mount.
+    /// (a terminal's): the guard stays, and so does the mount — whether they
+    /// come while it starts (blocked, then dropped) or once it is set up
+    /// (ignored as they are sent: a signal both blocked and ignored stayed
+    /// pending for the guard's life, which CI saw once the guard won the race).
     func testSignalsFromOthersNeitherStopTheGuardNorAbort() throws {
         let guardPID = try XCTUnwrap(guardProcess())
         for signal in [SIGUSR1, SIGINT, SIGHUP, SIGUSR1] {
             XCTAssertEqual(kill(guardPID, signal), 0)
         }
         XCTAssertTrue(eventually { ProcessSignals.hasNoPendingSignals(guardPID) }, "the guard never took its signals")
+        XCTAssertTrue(eventually { ProcessSignals.ignores(guardPID, SIGINT) && ProcessSignals.ignores(guardPID, SIGHUP) },
+                      "the guard never set its signals up")
+        for signal in [SIGINT, SIGHUP, SIGUSR1] {
+            XCTAssertEqual(kill(guardPID, signal), 0)
+        }
+        XCTAssertTrue(eventually { ProcessSignals.hasNoPendingSignals(guardPID) }, "the guard kept signals sent once it was set up")
         XCTAssertEqual(Self.livingThreads(of: guardPID), 1)
         XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, Self.bundleCount)
         XCTAssertEqual(guardProcess(), guardPID)

@@ -115,6 +115,16 @@ package enum ConnectionGuard {
         _ = chdir("/")
         signal(SIGINT, SIG_IGN)
         signal(SIGHUP, SIG_IGN)
+        // Then unblocked: Linux never drops a blocked signal, ignored or
+        // not ("blocked signals are never ignored"), so a SIGINT sent after
+        // this point stayed pending for the guard's whole life. Ignored and
+        // unblocked, it is dropped as it is sent.
+        var ignored = sigset_t()
+        sigemptyset(&ignored)
+        sigaddset(&ignored, SIGINT)
+        sigaddset(&ignored, SIGHUP)
+        // Fails only for an invalid `how`.
+        _ = sigprocmask(SIG_UNBLOCK, &ignored, nil)
         guard qfs_wait_for_parent_death(daemon) == 0 else {
             report("cannot wait for the daemon's exit: \(String(cString: strerror(errno)))")
             return 1

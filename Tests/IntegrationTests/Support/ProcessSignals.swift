@@ -24,4 +24,14 @@ enum ProcessSignals {
         let pending = status.split(separator: "\n").filter { $0.hasPrefix("SigPnd:") || $0.hasPrefix("ShdPnd:") }
         return pending.allSatisfy { $0.split(separator: "\t").last.map { UInt64($0, radix: 16) == 0 } ?? false }
     }
+
+    /// Whether process `pid` ignores `signal` (its `SigIgn:` mask): set
+    /// once it has gone through its own signal setup.
+    static func ignores(_ pid: pid_t, _ signal: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+              let mask = line.split(separator: "\t").last.flatMap({ UInt64($0, radix: 16) })
+        else { return false }
+        return mask & (1 << UInt64(signal - 1)) != 0
+    }
 }
