@@ -1,4 +1,7 @@
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import QueryFSEngine
 @testable import QueryFSCollection
 @testable import QueryFSMount
@@ -93,6 +96,17 @@ final class ItemRecordTests: XCTestCase {
             XCTAssertTrue(record.entryTitle(naming) == expected.entryTitle(naming), "\(what) \(naming)")
         }
         XCTAssertTrue(record.hasSameEntryTitle(as: expected, naming: .title), what)
+    }
+
+    /// A record is one of the daemon's largest costs per item: its object
+    /// must fit malloc's 112-byte chunks (104 usable), not the next size up.
+    func testARecordFitsItsMallocChunk() throws {
+        let symbol = try XCTUnwrap(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+        let usableSize = unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int).self)
+        for item in Self.samples {
+            let record = ItemRecord(item, stamp: 1, serial: 1)
+            XCTAssertLessThanOrEqual(usableSize(Unmanaged.passUnretained(record).toOpaque()), 104, "\(item.name)")
+        }
     }
 
     /// The byte comparisons stale-name lookups and sweeps use agree with the names as built.
