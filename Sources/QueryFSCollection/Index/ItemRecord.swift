@@ -76,9 +76,12 @@ package final class ItemRecord: Sendable {
         }
     }
 
-    /// The parts every record is made of; the texts packed already (`PackedText`).
-    private init(name: ItemName, kind: Item.Kind, stamp: UInt64, serial: UInt32, size: UInt64, modified: Timestamp,
-                 created: Timestamp, archived: Bool, conflict: ConflictKind?, text: PackedText, extras: Extras?)
+    /// The parts every record is made of; the texts packed already
+    /// (`PackedText`). `conflictOf`: the item a conflict copy clashes
+    /// with, nil when none or itself.
+    init(name: ItemName, kind: Item.Kind, stamp: UInt64, serial: UInt32, size: UInt64, modified: Timestamp,
+         created: Timestamp, archived: Bool, conflict: ConflictKind?, text: PackedText,
+         payloadValues: [String: PayloadValue], problems: [String], conflictOf: ItemName?)
     {
         stampStorage = Atomic(stamp)
         self.serial = serial
@@ -93,7 +96,7 @@ package final class ItemRecord: Sendable {
         self.conflict = conflict
         (textStart, textCount, titleEnd, urlEnd, tagsEnd) = (text.start, UInt32(text.count), text.titleEnd, text.urlEnd, text.tagsEnd)
         textLayout = (text.hasURL ? 1 : 0) | (text.hasSeparateDisplayTitle ? 2 : 0)
-        self.extras = extras
+        extras = Extras.ifAny(payloadValues: payloadValues, problems: problems, conflictOf: conflictOf)
     }
 
     package convenience init(_ item: Item, stamp: UInt64 = 0, serial: UInt32 = 0) {
@@ -114,31 +117,8 @@ package final class ItemRecord: Sendable {
         // record holding on to one of them would keep that whole heap page resident.
         self.init(name: ItemName(item.name.bytes.withUnsafeBufferPointer { Array($0) }), kind: item.kind, stamp: stamp,
                   serial: serial, size: item.size, modified: item.modified, created: item.created, archived: item.archived,
-                  conflict: item.conflict, text: text,
-                  extras: Extras.ifAny(payloadValues: item.payloadValues, problems: item.problems, conflictOf: conflictOf))
-    }
-
-    /// A record made straight from an index file's bytes (`IndexedFields`),
-    /// no `Item` between: what a start from the index makes of each item.
-    /// Texts that are not UTF-8 (a file made by hand) take the way through
-    /// `Item`, which repairs them as it always did.
-    static func make(indexed fields: IndexedFields, serial: UInt32) -> ItemRecord {
-        guard fields.textsAreUTF8 else { return ItemRecord(fields.item, stamp: fields.stamp, serial: serial) }
-        let name = ItemName(Array(fields.name))
-        // Nearly every title is shown as it is; the rest are worked out as strings.
-        let display: [UInt8]? = EntryNaming.isShownAsIs(title: fields.title) ? nil : {
-            let title = String(decoding: fields.title, as: UTF8.self)
-            let display = EntryNaming.displayTitle(title: title, name: name)
-            return display == title ? nil : Array(display.utf8)
-        }()
-        let text = display.withOptionalBuffer { display in
-            PackedText(title: fields.title, url: fields.url, tagCount: fields.tagCount, forEachTag: fields.forEachTag, display: display)
-        }
-        let conflictOf = fields.conflictOf.map { ItemName(Array($0)) }
-        return ItemRecord(name: name, kind: fields.kind, stamp: fields.stamp, serial: serial, size: fields.size,
-                          modified: fields.modified, created: fields.created, archived: fields.archived, conflict: fields.conflict,
-                          text: text, extras: Extras.ifAny(payloadValues: fields.payloadValues, problems: fields.problems,
-                                                           conflictOf: fields.conflict == nil || conflictOf == name ? nil : conflictOf))
+                  conflict: item.conflict, text: text, payloadValues: item.payloadValues, problems: item.problems,
+                  conflictOf: conflictOf)
     }
 
     /// The serial of the item at 0-based `position` of a start's items:

@@ -3,7 +3,7 @@ import QueryFSEngine
 /// the texts borrowed from the file's bytes and valid while they are.
 ///
 /// Why not an `Item`: a start makes a record of every indexed item
-/// (`ItemRecord(indexed:serial:)`), and going through an `Item` first
+/// (`ItemRecord.make(indexed:serial:)`), and going through an `Item` first
 /// allocated and freed five more blocks per item (name, title, tags, URL,
 /// title sort key) and copied each field twice. On every core those
 /// allocations queued on the daemon's one malloc arena
@@ -94,5 +94,31 @@ struct IndexedFields {
                     tags: tags, url: url.map { String(decoding: $0, as: UTF8.self) }, modified: modified, created: created,
                     size: size, payloadValues: payloadValues, problems: problems, conflict: conflict,
                     conflictOf: conflictOf.map { ItemName(Array($0)) })
+    }
+}
+
+/// The file format's side of a start's records: the record knows nothing of the file.
+extension ItemRecord {
+    /// A record made straight from an index file's bytes (`IndexedFields`),
+    /// no `Item` between: what a start from the index makes of each item.
+    /// Texts that are not UTF-8 (a file made by hand) take the way through
+    /// `Item`, which repairs them as it always did.
+    static func make(indexed fields: IndexedFields, serial: UInt32) -> ItemRecord {
+        guard fields.textsAreUTF8 else { return ItemRecord(fields.item, stamp: fields.stamp, serial: serial) }
+        let name = ItemName(Array(fields.name))
+        // Nearly every title is shown as it is; the rest are worked out as strings.
+        let display: [UInt8]? = EntryNaming.isShownAsIs(title: fields.title) ? nil : {
+            let title = String(decoding: fields.title, as: UTF8.self)
+            let display = EntryNaming.displayTitle(title: title, name: name)
+            return display == title ? nil : Array(display.utf8)
+        }()
+        let text = display.withOptionalBuffer { display in
+            PackedText(title: fields.title, url: fields.url, tagCount: fields.tagCount, forEachTag: fields.forEachTag, display: display)
+        }
+        let conflictOf = fields.conflictOf.map { ItemName(Array($0)) }
+        return ItemRecord(name: name, kind: fields.kind, stamp: fields.stamp, serial: serial, size: fields.size,
+                          modified: fields.modified, created: fields.created, archived: fields.archived, conflict: fields.conflict,
+                          text: text, payloadValues: fields.payloadValues, problems: fields.problems,
+                          conflictOf: fields.conflict == nil || conflictOf == name ? nil : conflictOf)
     }
 }
