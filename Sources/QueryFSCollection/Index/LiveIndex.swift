@@ -135,10 +135,10 @@ package final class LiveIndex {
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
         // Items only for what must be evaluated: a start that placed every view makes none.
-        let mustEvaluate = storedMembers.contains { $0 == nil } || storedOrders.tags == nil
-        let items = givenItems ?? (mustEvaluate
+        let someFixedViewUnplaced = storedMembers.contains { $0 == nil }
+        let items = givenItems ?? (someFixedViewUnplaced || storedOrders.tags == nil
             ? parallelMap(itemRecords, threads: Scanner.defaultThreads, minimumCount: 4_096) { $0.item } : [])
-        let columns = storedMembers.contains { $0 == nil } ? SortColumns(items: items) : nil
+        let columns = someFixedViewUnplaced ? SortColumns(items: items) : nil
         fixedViews = parallelMap(Array(zip(viewSet.fixed, storedMembers)), threads: Scanner.defaultThreads, minimumCount: 2) {
             definition, stored in
             SortedView(definition: definition, records: stored ?? RecordList(positions: definition.select(items, columns: columns), of: itemRecords))

@@ -125,7 +125,7 @@ package struct ConflictPatterns: Equatable, Sendable {
     /// `markNumberedCopies(_:)` given `numberedCopyShapes(items)`.
     @discardableResult
     package func markNumberedCopies(_ items: inout [Item], shapes: [(index: Int, original: ItemName)]) -> Bool {
-        let marks = numberedCopyMarks(shapes: shapes, names: items.map(\.name)) { [items] in (items[$0].conflict, items[$0].conflictOf) }
+        let marks = numberedCopyMarks(shapes: shapes, names: items.map(\.name)) { (items[$0].conflict, items[$0].conflictOf) }
         for mark in marks { items[mark.index].setConflict(mark.kind, of: mark.original) }
         return !marks.isEmpty
     }
