@@ -63,8 +63,14 @@ package enum EntryNaming {
     /// own, or (`clashingItem`) the name of the item it clashes with, split
     /// and sanitized as a name without a title is.
     package static func entryTitle(of item: Item, naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
-        var shown = (title: displayTitle(of: item), ext: displayExtension(of: item))
-        if naming.source == .clashingItem, let original = item.conflictOf { shown = clashingTitle(of: original) }
+        entryTitle(title: item.title, name: item.name, conflictOf: item.conflictOf, naming: naming)
+    }
+
+    /// `entryTitle(of:naming:)` of an item with these fields.
+    package static func entryTitle(title: String, name: ItemName, conflictOf: ItemName?,
+                                   naming: ViewDefinition.EntryTitle) -> (title: String, ext: String) {
+        var shown = (title: displayTitle(title: title, name: name), ext: displayExtension(of: name))
+        if naming.source == .clashingItem, let original = conflictOf { shown = clashingTitle(of: original) }
         if naming.desktopFile { shown.ext = ViewDefinition.EntryTitle.desktopExtension }
         return shown
     }
@@ -80,7 +86,7 @@ package enum EntryNaming {
 
     /// Width of the zero-padded rank: max(4, digits of the view's count).
     package static func rankWidth(count: Int) -> Int {
-        max(4, String(count).count)
+        max(4, digitCount(count))
     }
 
     /// The entry name of the item at 1-based `rank` in a view of `count` entries.
@@ -98,45 +104,67 @@ package enum EntryNaming {
     }
 
     /// The entry name from an already sanitized title and extension.
+    /// Written into one array sized up front: a listing makes one per entry
+    /// (100,000 for `queryfs ls` of a whole collection), and the rank, the
+    /// title and the extension as arrays of their own were most of its cost.
     package static func entryName(rank: Int, width: Int, title: String, ext: String) -> [UInt8] {
+        let rankDigits = max(width, digitCount(rank))
+        let dotAndExt = ext.isEmpty ? 0 : 1 + ext.utf8.count
         var name: [UInt8] = []
-        name.reserveCapacity(width + 1 + title.utf8.count + 1 + ext.utf8.count)
+        name.reserveCapacity(min(rankDigits + 1 + title.utf8.count + dotAndExt, maximumNameLength))
         appendRank(rank, width: width, to: &name)
         name.append(UInt8(ascii: " "))
-        var suffix: [UInt8] = ext.isEmpty ? [] : [UInt8(ascii: ".")] + Array(ext.utf8)
         // The extension is cut only when even an empty title cannot fit.
-        if name.count + suffix.count > maximumNameLength {
-            suffix = prefixOfWholeScalars(suffix, fitting: maximumNameLength - name.count)
-        }
-        let room = maximumNameLength - name.count - suffix.count
+        let suffixRoom = maximumNameLength - name.count
+        let suffixLength = dotAndExt <= suffixRoom ? dotAndExt : wholeScalarPrefixLength(of: [UInt8(ascii: ".")] + Array(ext.utf8), fitting: suffixRoom)
+        let room = maximumNameLength - name.count - suffixLength
         if title.utf8.count <= room {
             name.append(contentsOf: title.utf8)
         } else {
             name += prefixOfWholeScalars(Array(title.utf8), fitting: room)
         }
-        return name + suffix
+        if suffixLength > 0 {
+            name.append(UInt8(ascii: "."))
+            name.append(contentsOf: ext.utf8.prefix(suffixLength - 1))
+        }
+        return name
+    }
+
+    /// Decimal digits of a non-negative `value`.
+    static func digitCount(_ value: Int) -> Int {
+        var count = 1
+        var rest = value / 10
+        while rest > 0 { count += 1; rest /= 10 }
+        return count
     }
 
     /// Appends `rank` zero-padded to `width` digits.
     static func appendRank(_ rank: Int, width: Int, to name: inout [UInt8]) {
-        var digits: [UInt8] = []
+        let digits = digitCount(rank)
+        for _ in digits..<max(width, digits) { name.append(UInt8(ascii: "0")) }
+        let end = name.count + digits
+        name.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
         var value = rank
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
+        for position in stride(from: end - 1, through: end - digits, by: -1) {
+            name[position] = UInt8(ascii: "0") + UInt8(value % 10)
             value /= 10
-        } while value > 0
-        for _ in digits.count..<max(width, digits.count) { name.append(UInt8(ascii: "0")) }
-        name.append(contentsOf: digits.reversed())
+        }
     }
 
     /// The longest prefix of valid UTF-8 `bytes` made of whole scalars that fits in `limit` bytes.
     static func prefixOfWholeScalars(_ bytes: [UInt8], fitting limit: Int) -> [UInt8] {
         guard bytes.count > limit else { return bytes }
-        guard limit > 0 else { return [] }
+        return Array(bytes[..<wholeScalarPrefixLength(of: bytes, fitting: limit)])
+    }
+
+    /// The length of `prefixOfWholeScalars(bytes, fitting: limit)`.
+    static func wholeScalarPrefixLength(of bytes: [UInt8], fitting limit: Int) -> Int {
+        guard bytes.count > limit else { return bytes.count }
+        guard limit > 0 else { return 0 }
         var end = limit
         // Back up over continuation bytes (10xxxxxx) to a scalar boundary.
         while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }
-        return Array(bytes[..<end])
+        return end
     }
 
     /// The folder of a tag under `tag/`, or nil when the tag has no folder
@@ -179,10 +207,13 @@ package enum LinkStyle: Equatable, Sendable {
     package func target(for name: ItemName, depth: Int) -> [UInt8] {
         switch self {
         case .relative:
+            // One array sized up front: one is made per entry listed.
             var target: [UInt8] = []
             target.reserveCapacity(depth * 3 + 8 + name.bytes.count)
-            for _ in 0..<depth { target += Array("../".utf8) }
-            return target + Array("bundles/".utf8) + name.bytes
+            for _ in 0..<depth { target.append(contentsOf: "../".utf8) }
+            target.append(contentsOf: "bundles/".utf8)
+            target.append(contentsOf: name.bytes)
+            return target
         case .absolute(let mountPoint):
             let root = mountPoint.hasSuffix("/") ? String(mountPoint.dropLast()) : mountPoint
             return Array("\(root)/bundles/".utf8) + name.bytes
