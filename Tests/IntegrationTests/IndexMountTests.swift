@@ -160,11 +160,11 @@ final class IndexMountTests: MountTestCase {
         fixture.unmount()
 
         // Edited while unmounted: placed as stored, then the reconciliation
-        // moves what changed. (Nothing changed during the last mount, so the
-        // file was not written again: mine is still stored under its old query.)
+        // moves what changed. (The last mount evaluated mine under its new
+        // query, and stored that order at once.)
         editWhileUnmounted()
         try mount(["--trust-index"])
-        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 1 + 2, log)
         XCTAssertTrue(eventually(timeout: 10) { (try? self.status()["reconciled"] as? Bool) == true }, log)
         assertViewsFresh()
     }
@@ -187,6 +187,36 @@ final class IndexMountTests: MountTestCase {
         try mount()
         XCTAssertEqual(try status()["changedWhileUnmounted"] as? Int, 8, log)
         XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 0, log)
+        assertViewsFresh()
+    }
+
+    /// An index the command line wrote (`queryfs ls`, which evaluates one
+    /// view) holds no view orders: the first mount from it evaluates every
+    /// view, and stores their orders then — not only at an unmount after a
+    /// change — so that every later start places them, killed or not.
+    func testAStartThatHadToEvaluateTheViewsStoresTheirOrders() throws {
+        makeFixture()
+        let listed = QueryfsBinary.run(["ls", fixture.backing, "by-name", "--index", indexPath])
+        XCTAssertEqual(listed.status, 0, listed.stderrText)
+        XCTAssertEqual(listed.stdoutText.split(separator: "\n").count, Self.bundleCount + 1)
+        let commandsFile = try XCTUnwrap(RawFiles.lstat(indexPath)?.st_ino)
+        try mount()
+        XCTAssertEqual(try status()["itemsFromIndex"] as? Int, Self.bundleCount + 1, log)
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 0, log)
+        // A snapshot replaces the file (a new inode). Then killed, as a crash
+        // or a power cut would: no last snapshot at unmount.
+        XCTAssertTrue(eventually(timeout: 10) { RawFiles.lstat(self.indexPath).map { $0.st_ino != commandsFile } ?? false },
+                      "no snapshot written: \(log)")
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        fixture.killDaemon(pid)
+        XCTAssertTrue(eventually { kill(pid, 0) != 0 })
+        fixture.unmount()
+        try mount(["--trust-index"])
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
+        assertViewsFresh()
+        fixture.unmount()
+        try mount()
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
         assertViewsFresh()
     }
 

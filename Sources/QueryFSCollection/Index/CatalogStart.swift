@@ -62,6 +62,12 @@ struct CatalogStart {
             opened, names: names, start: start, guarded: guarded, root: root, ignored: ignored, wake: wake,
             notes: &notes, logger: logger)
         if opened == nil, let why = notes.last { status.note = "none kept: " + why.text }
+        // An index written without the views' orders (by a command, which
+        // evaluates one view; or with a journal, whose replay drops them)
+        // makes every start select and sort every view: at 100,000 notes a
+        // trusted start took 1.1 s instead of 0.4. Written once, now, the
+        // orders serve every later start.
+        if let keeper, opened?.contents != nil, guarded.withLock({ $0.evaluatedStorableViews }) { keeper.storeViewOrders() }
         status.viewsFromIndex = guarded.withLock { $0.viewsPlacedFromStoredOrders }
         (self.guarded, self.keeper, self.status, self.reconciliation, self.notes) = (guarded, keeper, status, reconciliation, notes)
     }

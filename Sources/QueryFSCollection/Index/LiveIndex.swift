@@ -46,6 +46,10 @@ package final class LiveIndex {
 
     /// How many views the start placed from stored orders (`StoredViewOrders`).
     private(set) var viewsPlacedFromStoredOrders = 0
+    /// Whether the start evaluated a view an index snapshot could have
+    /// stored (its order was missing or stale there): the next snapshot
+    /// would spare the next start that work.
+    private(set) var evaluatedStorableViews = false
 
     /// The last serial given to a record (`ItemRecord.serial`).
     private var lastSerial: UInt32 = 0
@@ -132,6 +136,8 @@ package final class LiveIndex {
         }
         let storedMembers = viewSet.fixed.map { storedOrders.order(of: $0).flatMap(placed) }
         viewsPlacedFromStoredOrders = storedMembers.count { $0 != nil }
+        evaluatedStorableViews = zip(viewSet.fixed, storedMembers).contains { $1 == nil && StoredViewOrders.key(of: $0) != nil }
+            || storedOrders.tags == nil
         // Views are independent: evaluated on every core (1,000 configured
         // views over 100,000 items are most of a mount's start).
         // Items only for what must be evaluated: a start that placed every view makes none.

@@ -74,6 +74,10 @@ final class IndexKeeper: @unchecked Sendable {
         }
     }
 
+    /// Writes a snapshot, with the views' orders as they are now, once
+    /// what is queued so far is in the file.
+    func storeViewOrders() { queue.add(.snapshot) }
+
     /// Whether the keeper still follows (no write has failed).
     var isKeeping: Bool { !failed.load(ordering: .relaxed) }
 
