@@ -6,6 +6,10 @@
 #     by-name --no-index` (every note listed, opened and its front matter
 #     parsed) against `rg --files-with-matches '^tags:'` over the same tree
 #     (bar: <= 1.5x rg's time) and a stat-only walk (`find -printf`)
+#   the floor of that scan: Benchmarks/floors/front-matter-floor.c (C, the
+#     same walk and reads, libyaml's events over each YAML block, nothing built)
+#   the same listing with its index, warm: stamps compared (the default) and
+#     --trust-index (no note opened: not a scan, what a second run costs)
 #   mount to a live listing, cold and warm (no index file)
 #   change latency p99 at the deepest folders (queryfs-bench notes-latency)
 #     against the flat reading list of the same size (queryfs-bench latency)
@@ -19,7 +23,7 @@
 # Environment: QUERYFS_BIN, QUERYFS_BENCH_DIR (default /tmp/queryfs-bench), SAMPLES (default 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh ripgrep
+scripts/install-deps.sh ripgrep gcc libyaml
 mkdir -p "${QUERYFS_BENCH_DIR:-/tmp/queryfs-bench}"
 source Benchmarks/lib/work.sh notes
 export XDG_CACHE_HOME=$work/cache
@@ -64,6 +68,14 @@ drop_caches; find_cold=$(ms_of find "$notes" -printf '%s %T@\n')
 scan_warm=$(median3 "$(ms_of "$queryfs" ls "$notes" by-name --no-index)" "$(ms_of "$queryfs" ls "$notes" by-name --no-index)" "$(ms_of "$queryfs" ls "$notes" by-name --no-index)")
 rg_warm=$(median3 "$(ms_of rg --files-with-matches '^tags:' "$notes")" "$(ms_of rg --files-with-matches '^tags:' "$notes")" "$(ms_of rg --files-with-matches '^tags:' "$notes")")
 find_warm=$(median3 "$(ms_of find "$notes" -printf '%s %T@\n')" "$(ms_of find "$notes" -printf '%s %T@\n')" "$(ms_of find "$notes" -printf '%s %T@\n')")
+floor_bin=$work/front-matter-floor
+gcc -O2 -o "$floor_bin" Benchmarks/floors/front-matter-floor.c -lyaml -lpthread
+drop_caches; floor_cold=$(ms_of "$floor_bin" "$notes")
+floor_warm=$(median3 "$(ms_of "$floor_bin" "$notes")" "$(ms_of "$floor_bin" "$notes")" "$(ms_of "$floor_bin" "$notes")")
+"$floor_bin" "$notes"
+"$queryfs" ls "$notes" by-name >/dev/null  # writes the index (XDG_CACHE_HOME is the work folder)
+indexed_warm=$(median3 "$(ms_of "$queryfs" ls "$notes" by-name)" "$(ms_of "$queryfs" ls "$notes" by-name)" "$(ms_of "$queryfs" ls "$notes" by-name)")
+trusted_warm=$(median3 "$(ms_of "$queryfs" ls "$notes" by-name --trust-index)" "$(ms_of "$queryfs" ls "$notes" by-name --trust-index)" "$(ms_of "$queryfs" ls "$notes" by-name --trust-index)")
 listed=$("$queryfs" ls "$notes" by-name --no-index | wc -l)
 rg_count=$(rg --files-with-matches '^tags:' "$notes" | wc -l)
 
@@ -99,6 +111,8 @@ cat <<END
   scan, cold:        queryfs ls --no-index ${scan_cold} ms   rg ${rg_cold} ms   find ${find_cold} ms   ratio to rg $(ratio "$scan_cold" "$rg_cold")x (bar <= 1.5x)
   scan, warm:        queryfs ls --no-index ${scan_warm} ms   rg ${rg_warm} ms   find ${find_warm} ms   ratio to rg $(ratio "$scan_warm" "$rg_warm")x (bar <= 1.5x)
                      (queryfs listed $listed items; rg matched $rg_count files with a tags: line)
+  the scan's floor:  C + libyaml, nothing built: cold ${floor_cold} ms ($(ratio "$floor_cold" "$rg_cold")x rg)   warm ${floor_warm} ms ($(ratio "$floor_warm" "$rg_warm")x rg)
+  with its index:    warm, stamps compared ${indexed_warm} ms ($(ratio "$indexed_warm" "$rg_warm")x rg)   --trust-index ${trusted_warm} ms ($(ratio "$trusted_warm" "$rg_warm")x rg)
   mount to live:     cold ${mount_cold} ms   warm ${mount_warm} ms
   change p99 (ms):   front matter $(p99 "$notes_latency" "front matter")   create $(p99 "$notes_latency" create)   delete $(p99 "$notes_latency" delete)
                      flat reading list: payload rewrite $(p99 "$flat_latency" "payload rewrite")   create $(p99 "$flat_latency" create)   delete $(p99 "$flat_latency" delete)

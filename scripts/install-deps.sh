@@ -17,6 +17,7 @@ for extra in "$@"; do
         xvfb) command -v Xvfb >/dev/null 2>&1 || need+=(xvfb) ;;
         man) command -v man >/dev/null 2>&1 || need+=(man-db) ;;
         ripgrep) command -v rg >/dev/null 2>&1 || need+=(ripgrep) ;;
+        libyaml) [ -e /usr/include/yaml.h ] || need+=(libyaml-dev) ;;
         kioclient) command -v kioclient5 >/dev/null 2>&1 || need+=(kde-cli-tools) ;;
         pyfuse3) /usr/bin/python3 -c 'import pyfuse3, trio' >/dev/null 2>&1 || need+=(python3-pyfuse3) ;;
         *) command -v "$extra" >/dev/null 2>&1 || need+=("$extra") ;;
