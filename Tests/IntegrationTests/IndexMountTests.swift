@@ -190,27 +190,39 @@ final class IndexMountTests: MountTestCase {
         assertViewsFresh()
     }
 
-    /// An index the command line wrote (`queryfs ls`, which evaluates one
-    /// view) holds no view orders: the first mount from it evaluates every
-    /// view, and stores their orders then — not only at an unmount after a
-    /// change — so that every later start places them, killed or not.
-    func testAStartThatHadToEvaluateTheViewsStoresTheirOrders() throws {
+    /// An index the command line wrote (`queryfs ls`) holds every view's
+    /// order, as a mount's snapshot does: the first mount from it places
+    /// them, and so does the next command whose stat walk finds nothing changed.
+    func testACommandWritesTheViewOrdersWithTheIndex() throws {
         makeFixture()
         let listed = QueryfsBinary.run(["ls", fixture.backing, "by-name", "--index", indexPath])
         XCTAssertEqual(listed.status, 0, listed.stderrText)
         XCTAssertEqual(listed.stdoutText.split(separator: "\n").count, Self.bundleCount + 1)
-        let commandsFile = try XCTUnwrap(RawFiles.lstat(indexPath)?.st_ino)
         try mount()
         XCTAssertEqual(try status()["itemsFromIndex"] as? Int, Self.bundleCount + 1, log)
+        XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
+        assertViewsFresh()
+    }
+
+    /// A journal's replay drops the stored orders (positions into the
+    /// snapshot's items no longer hold): the start after a killed mount
+    /// evaluates every view, and stores their orders at once — not only at
+    /// an unmount after a change — so that every later start places them,
+    /// even if this mount is killed too.
+    func testAStartThatHadToEvaluateTheViewsStoresTheirOrders() throws {
+        makeFixture()
+        try mount()
+        let corpus = Corpus(path: fixture.backing)
+        corpus.write(fixture.backed("b6.hpwebsite/payload.plist"), Array(Corpus.plist(title: "Retitled live", archived: false, tags: ["three"]).utf8))
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
+        try killMount()
+        let journaled = try XCTUnwrap(RawFiles.lstat(indexPath)?.st_ino)
+        try mount()
         XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 0, log)
-        // A snapshot replaces the file (a new inode). Then killed, as a crash
-        // or a power cut would: no last snapshot at unmount.
-        XCTAssertTrue(eventually(timeout: 10) { RawFiles.lstat(self.indexPath).map { $0.st_ino != commandsFile } ?? false },
+        // A snapshot replaces the file (a new inode).
+        XCTAssertTrue(eventually(timeout: 10) { RawFiles.lstat(self.indexPath).map { $0.st_ino != journaled } ?? false },
                       "no snapshot written: \(log)")
-        let pid = try XCTUnwrap(fixture.daemonPID())
-        fixture.killDaemon(pid)
-        XCTAssertTrue(eventually { kill(pid, 0) != 0 })
-        fixture.unmount()
+        try killMount()
         try mount(["--trust-index"])
         XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
         assertViewsFresh()
@@ -218,6 +230,14 @@ final class IndexMountTests: MountTestCase {
         try mount()
         XCTAssertEqual(try status()["viewsFromIndex"] as? Int, 6 + 2, log)
         assertViewsFresh()
+    }
+
+    /// `kill -9` of the daemon, as a crash or a power cut would: no last snapshot.
+    private func killMount() throws {
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        fixture.killDaemon(pid)
+        XCTAssertTrue(eventually { kill(pid, 0) != 0 })
+        fixture.unmount()
     }
 
     /// Changes made while mounted are journaled as they are applied; a

@@ -23,6 +23,21 @@ final class TagFolderTests: FixtureTestCase {
         XCTAssertNil(EntryNaming.tagFolderName("a/../b"), "a part `..` would leave tag/: no folder")
     }
 
+    /// The one-pass check that a tag is its own folder name says so only
+    /// where splitting, sanitizing and joining gives the tag back.
+    func testATagIsItsOwnFolderNameExactlyWhenSanitizingKeepsIt() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "B", "7", ".", "..", " ", "/", "//", "é", "\t", "\n", "\u{7F}", "~", String(repeating: "x", count: 254)]
+        for _ in 0..<20_000 {
+            let tag = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            XCTAssertEqual(EntryNaming.tagFolderName(tag), EntryNaming.sanitizedFolderName(tag), JSON.string(tag))
+        }
+        for tag in [".", "..", "...", "a/.", "./a", "a/../b", " a", "a ", "a /b", String(repeating: "y", count: 255),
+                    String(repeating: "y", count: 256), "a/" + String(repeating: "y", count: 256)] {
+            XCTAssertEqual(EntryNaming.tagFolderName(tag), EntryNaming.sanitizedFolderName(tag), JSON.string(tag))
+        }
+    }
+
     func testTagsThatSanitizeToNothingOrDotsHaveNoFolder() {
         for tag in ["", " ", "\t\n", "\u{0}", "\u{7F}", ".", "..", " . ", "\t..\n", "\u{1}.\u{1}"] {
             XCTAssertNil(EntryNaming.tagFolderName(tag), tag.debugDescription)

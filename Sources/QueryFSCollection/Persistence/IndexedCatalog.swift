@@ -89,6 +89,7 @@ package enum IndexedCatalog {
         let ignored = { (name: ItemName) in configuration.ignores(name) }
         var use = Use(path: location.path, how: "")
         var indexed: [ItemName: ItemRecord] = [:]
+        var hadViewOrders = false
         var writtenWith = identity
         switch IndexFile.read(path: location.path, wanted: identity) {
         case .success(let contents):
@@ -101,6 +102,7 @@ package enum IndexedCatalog {
                 return (Catalog(items: items, viewSet: viewSet), use)
             }
             indexed = contents.byName()
+            hadViewOrders = !contents.viewOrders.isEmpty
             // Read what changed with every key the index keeps, so the index written back keeps them too.
             writtenWith.sources.extraKeyPaths.formUnion(contents.identity.sources.extraKeyPaths)
             use.how = "stamps compared"
@@ -122,12 +124,17 @@ package enum IndexedCatalog {
             if case .item(let item) = read.scan { entries.append(IndexedItem(item: item, stamp: read.settledStamp)) }
         }
         use.itemsRead = unread.count
-        // Written back only when something changed, and never under a mount's feet.
-        if holder == nil, !unread.isEmpty || indexed.count != entries.count, IndexFile.mayReplace(location.path) {
+        var items = entries.map(\.item)
+        sources.conflicts.markNumberedCopies(&items)
+        // Written back when something changed, or when the file holds no
+        // view orders yet — and never under a mount's feet.
+        let changed = !unread.isEmpty || indexed.count != entries.count
+        if holder == nil, changed || !hadViewOrders, IndexFile.mayReplace(location.path) {
             switch IndexLock.take(location) {
             case .acquired(let lock):
                 do {
-                    try IndexFile.replace(at: location, with: IndexFile.snapshot(entries, identity: writtenWith))
+                    let orders = Self.viewOrders(of: items, viewSet: viewSet)
+                    try IndexFile.replace(at: location, with: IndexFile.snapshot(entries, identity: writtenWith, viewOrders: orders))
                 } catch {
                     use.how += "; not written back: \(error.operation): \(error.message)"
                 }
@@ -136,8 +143,21 @@ package enum IndexedCatalog {
             case .failed(let error): use.how += "; not written back: \(error.operation): \(error.message)"
             }
         }
-        var items = entries.map(\.item)
-        sources.conflicts.markNumberedCopies(&items)
         return (Catalog(items: items, viewSet: viewSet), use)
+    }
+
+    /// Every view's order over `items` (a snapshot's, in its order, marked
+    /// as a mount marks them), as a mount's snapshot stores them: the next
+    /// command whose stat walk finds nothing changed lists its view from the
+    /// stored order (`storedView`) instead of decoding every item and
+    /// sorting again. At 100,000 notes, `queryfs ls BACKING tag/X` after
+    /// an unchanged walk: 0.87 s → 0.26 s; writing them costs the command
+    /// that writes the file back about 0.3 s more.
+    static func viewOrders(of items: [Item], viewSet: ViewSet) -> StoredViewOrders {
+        let records = parallelMap(Array(items.indices), threads: Scanner.defaultThreads, minimumCount: 4_096) { index in
+            ItemRecord(items[index], stamp: 0, serial: ItemRecord.serial(ofPosition: index))
+        }
+        let index = LiveIndex(records: records, items: items, viewSet: viewSet, storedOrders: StoredViewOrders())
+        return StoredViewOrders(records: records, listings: index.viewListings)
     }
 }

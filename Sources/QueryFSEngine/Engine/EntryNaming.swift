@@ -172,6 +172,11 @@ package enum EntryNaming {
     /// digiKam's hierarchies) is the folder `a/b`: `tag/a/b/`, each part
     /// sanitized as a name (empty parts dropped: `a//b/` is `a/b`).
     package static func tagFolderName(_ tag: String) -> String? {
+        isOwnFolderName(tag) ? tag : sanitizedFolderName(tag)
+    }
+
+    /// `tagFolderName` the general way: split, each part sanitized and cut, joined.
+    package static func sanitizedFolderName(_ tag: String) -> String? {
         var parts: [String] = []
         for part in tag.split(separator: "/", omittingEmptySubsequences: true) {
             let sanitized = sanitize(String(part))
@@ -180,6 +185,32 @@ package enum EntryNaming {
             parts.append(cut)
         }
         return parts.isEmpty ? nil : parts.joined(separator: "/")
+    }
+
+    /// Whether `tag` is its own folder name, as most tags are: parts of
+    /// printable ASCII that `sanitize` keeps (no space at either end), none
+    /// empty, `.`, `..` or longer than a name. Said in one pass over the
+    /// bytes: the general way (split, sanitize, cut, join) made five
+    /// strings per tag, and every item's tags are named at every start
+    /// that groups them (a fifth of a command writing its index back).
+    private static func isOwnFolderName(_ tag: String) -> Bool {
+        var partLength = 0
+        var onlyDots = true
+        var previous = UInt8(ascii: "/")
+        func partIsAName() -> Bool { partLength > 0 && previous != 0x20 && !(onlyDots && partLength <= 2) }
+        for byte in tag.utf8 {
+            if byte == UInt8(ascii: "/") {
+                guard partIsAName() else { return false }
+                partLength = 0
+                onlyDots = true
+            } else {
+                guard byte >= 0x20, byte < 0x7F, partLength > 0 || byte != 0x20, partLength < maximumNameLength else { return false }
+                partLength += 1
+                if byte != UInt8(ascii: ".") { onlyDots = false }
+            }
+            previous = byte
+        }
+        return partIsAName()
     }
 
     /// Every tag folder an item with `tag` is in: the tag's own and, for a

@@ -122,7 +122,10 @@ package struct ViewSet: Sendable, Equatable {
         // `tag/a/b`: the folder of the nested tag `a/b`.
         if components.count >= 2, components[0] == ViewDefinition.tagFolder {
             let folder = components.dropFirst().joined(separator: "/")
-            if Self.tagFolders(of: items).contains(folder) { return styled(.tag(folder: folder)) }
+            // The first item in the folder answers: not every folder of every item named first.
+            if items.contains(where: { $0.tags.contains { EntryNaming.tagFolderNames($0).contains(folder) } }) {
+                return styled(.tag(folder: folder))
+            }
         }
         return nil
     }
