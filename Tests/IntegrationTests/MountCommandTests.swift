@@ -115,6 +115,27 @@ final class MountCommandTests: XCTestCase {
         assertMountFails([fixture.backing, file], mountPoint: file, mentions: ["not a directory"])
     }
 
+    /// A mount point inside BACKING (visible or hidden, under any name
+    /// that leads there) would be read as an item and the daemon would wait
+    /// on its own mount; BACKING inside the mount point would be hidden by
+    /// it. Each is refused in one line, nothing mounted.
+    func testMountPointAndBackingMustLieApart() {
+        for inner in ["inner", ".hidden-inner"] {
+            let mountPoint = fixture.backed(inner)
+            XCTAssertEqual(mkdir(mountPoint, 0o755), 0)
+            assertMountFails([fixture.backing, mountPoint], mountPoint: mountPoint, mentions: ["inside the backing directory"])
+        }
+        let alias = fixture.root + "/alias"
+        XCTAssertEqual(symlink(fixture.backing, alias), 0)
+        assertMountFails([fixture.backing, alias + "/inner"], mountPoint: fixture.backed("inner"), mentions: ["inside the backing directory"])
+        assertMountFails([fixture.backing, fixture.backing, "-o", "nonempty"], mountPoint: fixture.backing, mentions: ["backing directory itself"])
+        assertMountFails([fixture.backing, fixture.root, "-o", "nonempty"], mountPoint: fixture.root, mentions: ["inside the mount point"])
+        // Still mountable where it belongs (the folder made for the test was an item of its own).
+        XCTAssertEqual(rmdir(fixture.backed("inner")), 0)
+        XCTAssertNoThrow(try fixture.mount())
+        XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, 2)
+    }
+
     func testMountPointAlreadyAMount() throws {
         try fixture.mount()
         let result = QueryfsBinary.run(["mount", fixture.backing, fixture.mountPoint])

@@ -75,6 +75,8 @@ package struct FuseSession {
         guard let mountPoint = resolvedPath(options.mountPoint) else {
             throw MountPreflight.Failure("mount point \(options.mountPoint): \(String(cString: strerror(errno)))")
         }
+        try MountPreflight.checkBacking(backing)
+        try MountPreflight.checkPlacement(backing: backing, mountPoint: mountPoint)
         try MountPreflight.checkFuseDevice()
         // Before anything opens: the passthrough table sizes its descriptor cache from it.
         DescriptorLimit.raiseSoftLimit()

@@ -36,6 +36,56 @@ package enum MountPreflight {
         }
     }
 
+    /// Checks that BACKING (resolved) is a directory.
+    package static func checkBacking(_ path: String) throws(Failure) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw Failure("backing directory \(path): \(String(cString: strerror(errno)))") }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw Failure("backing directory \(path) is not a directory") }
+    }
+
+    /// Checks that BACKING and MOUNTPOINT (both resolved) lie apart. A
+    /// mount point inside BACKING would be read as one of its items, and
+    /// the daemon would then wait on requests to its own mount: a deadlock
+    /// no signal ends. BACKING inside the mount point is hidden by the
+    /// mount. Compared by device and inode along each path, so that a
+    /// bind mount of one under another name is found too.
+    package static func checkPlacement(backing: String, mountPoint: String) throws(Failure) {
+        guard let backingNode = node(backing), let mountPointNode = node(mountPoint) else { return }
+        if backingNode == mountPointNode {
+            throw Failure("mount point \(mountPoint) is the backing directory itself: mount its views at an empty folder elsewhere")
+        }
+        if folders(enclosing: mountPoint).contains(backingNode) {
+            throw Failure("mount point \(mountPoint) is inside the backing directory \(backing): its views would be read as items; "
+                + "mount them at an empty folder outside BACKING")
+        }
+        if folders(enclosing: backing).contains(mountPointNode) {
+            throw Failure("the backing directory \(backing) is inside the mount point \(mountPoint), which would hide it; "
+                + "mount at an empty folder outside BACKING")
+        }
+    }
+
+    private struct Node: Equatable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private static func node(_ path: String) -> Node? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Node(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// The folders above absolute `path`, up to `/`.
+    private static func folders(enclosing path: String) -> [Node] {
+        var folders: [Node] = []
+        var rest = Substring(path)
+        while let slash = rest.lastIndex(of: "/") {
+            rest = rest[..<slash]
+            if let node = node(rest.isEmpty ? "/" : String(rest)) { folders.append(node) }
+        }
+        return folders
+    }
+
     /// Checks that /dev/fuse exists and can be opened.
     package static func checkFuseDevice() throws(Failure) {
         let fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)
