@@ -71,4 +71,24 @@ final class FrontMatterEditorTests: XCTestCase {
         XCTAssertThrowsError(try tags("---\ntags:\n  - [nested]\n  - a\n---\n", ["a", "c"]))
         XCTAssertThrowsError(try set("---\ntitle: |\n  multi\n---\n", "title", .string("x")))
     }
+
+    /// A block opened and never closed within the head (or closed only past
+    /// 64 KiB) is the note's own, unreadable: no block is made in front of
+    /// it (that would leave its keys as body text), and the reader says why.
+    func testABlockNeverClosedIsNeitherEditedNorHidden() {
+        let open = "---\ntitle: Unterminated\ntags: [u]\nbody without a closing fence\n"
+        XCTAssertThrowsError(try tags(open, ["u", "good"])) { error in
+            XCTAssertTrue("\(error)".contains("not closed"), "\(error)")
+        }
+        XCTAssertThrowsError(try set(open, "title", .string("x")))
+        XCTAssertThrowsError(try tags("+++\ntitle = \"T\"\n", ["good"]))
+        let long = "---\ntitle: Huge\npad: \"" + String(repeating: "x", count: FrontMatter.Limits.headBytes) + "\"\n---\nbody\n"
+        XCTAssertThrowsError(try tags(long, ["good"]))
+        XCTAssertEqual(FrontMatter.parse(Array(open.utf8)).problems, ["front matter: the block that --- opens is never closed; read as text"])
+        XCTAssertEqual(FrontMatter.parse(Array(long.utf8.prefix(FrontMatter.Limits.headBytes))).problems,
+                       ["front matter: longer than 64 KiB; ignored"])
+        // A first line that only starts like a fence opens nothing.
+        XCTAssertEqual(FrontMatter.parse(Array("----\n# Rule\n".utf8)).problems, [])
+        XCTAssertEqual(try tags("----\n# Rule\n", ["new"]), "---\ntags:\n  - new\n---\n----\n# Rule\n")
+    }
 }

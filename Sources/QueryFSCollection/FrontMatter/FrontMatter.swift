@@ -71,10 +71,10 @@ package enum FrontMatter {
             case .success(let other): parsed.problems.append("front matter: a \(other.typeName), not a map of keys; ignored")
             case .failure(let error): parsed.problems.append("front matter: \(error.message); ignored")
             }
-        } else if bytes.starts(with: Array("---".utf8)) || bytes.starts(with: Array("+++".utf8)) {
-            if bytes.count >= Limits.headBytes {
-                parsed.problems.append("front matter: longer than \(Limits.headBytes / 1024) KiB; ignored")
-            }
+        } else if let fence = openingFence(bytes) {
+            parsed.problems.append(bytes.count >= Limits.headBytes
+                ? "front matter: longer than \(Limits.headBytes / 1024) KiB; ignored"
+                : "front matter: the block that \(fence) opens is never closed; read as text")
         }
         normalize(&parsed)
         if inlineTags {
@@ -87,6 +87,20 @@ package enum FrontMatter {
         }
         if parsed.payload["title"] == nil, let heading = firstHeading(body) { parsed.payload["title"] = .string(heading) }
         return parsed
+    }
+
+    /// `---` or `+++` when the head's first line is one of them (a block
+    /// opens, closed or not).
+    private static func openingFence(_ bytes: ArraySlice<UInt8>) -> String? {
+        let firstLine = bytes.prefix { $0 != UInt8(ascii: "\n") }
+        guard firstLine.count < bytes.count else { return nil }
+        var fence = firstLine
+        while let last = fence.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { fence = fence.dropLast() }
+        switch Array(fence) {
+        case Array("---".utf8): return "---"
+        case Array("+++".utf8): return "+++"
+        default: return nil
+        }
     }
 
     /// The text after the front matter (all of `head` when it has none).

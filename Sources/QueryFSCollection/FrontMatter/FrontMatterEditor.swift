@@ -93,7 +93,11 @@ struct FrontMatterBlock {
 
     private var text: String { String(decoding: note[blockStart..<blockEnd], as: UTF8.self) }
 
-    /// The block at the top of `note`, nil when it has none (or none within the head's bound).
+    /// The block at the top of `note`, nil when it opens with none. A
+    /// fence no line closes within the head's bound (a block never closed,
+    /// or longer than the reader reads) is an error, not "no block": a
+    /// block made in front of it would leave the note's own block as body
+    /// text, its keys lost to every reader.
     init?(in note: [UInt8]) throws(FrontMatterError) {
         var start = 0
         if note.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
@@ -121,7 +125,8 @@ struct FrontMatterBlock {
             }
             lineStart = lineEnd + 1
         }
-        return nil
+        let fenceText = String(decoding: fence, as: UTF8.self)
+        throw FrontMatterError(message: "the block that \(fenceText) opens is not closed within \(FrontMatter.Limits.headBytes / 1024) KiB")
     }
 
     /// An empty YAML block put in front of `body` (a Markdown note without one).
