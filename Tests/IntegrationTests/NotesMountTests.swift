@@ -61,10 +61,58 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(mkdir(fixture.mounted("tag/servers2"), 0o755), 0)
         XCTAssertEqual(symlink("../../bundles/plain.txt", fixture.mounted("tag/servers2/x")), 0, String(cString: strerror(Glibc.errno)))
         XCTAssertEqual(RawFiles.read(fixture.backed("plain.txt"))?.text, "no front matter\n", "a text note gets no block made")
-        // A front matter that cannot take the edit refuses it whole, and the note stays.
+        // A front matter that cannot take the edit refuses it whole (EROFS), and the note stays:
+        // in the attribute, the tag would be one the note's own editor never shows.
         let badBefore = RawFiles.read(fixture.backed("bad.md"))
-        XCTAssertEqual(symlink("../../bundles/bad.md", fixture.mounted("tag/servers2/y")), 0, "a map of tags: the attribute takes it")
+        XCTAssertEqual(symlink("../../bundles/bad.md", fixture.mounted("tag/servers2/y")), -1, "a map of tags")
+        XCTAssertEqual(Glibc.errno, EROFS)
         XCTAssertEqual(RawFiles.read(fixture.backed("bad.md")), badBefore)
+        XCTAssertNil(WriteChecks.tagAttribute(fixture.backed("bad.md")))
         XCTAssertTrue(eventually { ViewComparison.differences(backing: self.fixture.backing, mountPoint: self.fixture.mountPoint) == [] })
+    }
+
+    /// A note whose block is never closed (or closed only past 64 KiB) is
+    /// reported, and an edit is refused: a block made in front of it would
+    /// turn the note's own keys into body text.
+    func testANoteWhoseBlockIsNeverClosedIsNotGivenASecondOne() throws {
+        let open = "---\ntitle: Unterminated\ntags: [u]\n"
+        let huge = "---\ntitle: Huge\ntags: [t]\npad: \"" + String(repeating: "x", count: 70_000) + "\"\n---\nbody\n"
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("open.md".utf8), contents: Array(open.utf8), mtime: 1_000)
+            corpus.file(Array("huge.md".utf8), contents: Array(huge.utf8), mtime: 2_000)
+        }
+        try fixture.mount()
+        let status = QueryfsBinary.run(["status", fixture.mountPoint]).stdoutText
+        XCTAssertTrue(status.contains("never closed") && status.contains("longer than 64 KiB"), status)
+        XCTAssertEqual(mkdir(fixture.mounted("tag/good"), 0o755), 0)
+        for note in ["open.md", "huge.md"] {
+            XCTAssertEqual(symlink("../../bundles/" + note, fixture.mounted("tag/good/" + note)), -1, note)
+            XCTAssertEqual(Glibc.errno, EROFS, note)
+            XCTAssertNil(WriteChecks.tagAttribute(fixture.backed(note)), note)
+        }
+        XCTAssertEqual(RawFiles.read(fixture.backed("open.md"))?.text, open)
+        XCTAssertEqual(RawFiles.read(fixture.backed("huge.md"))?.text, huge)
+        let command = QueryfsBinary.run(["tag", fixture.backing, "open.md", "--add", "good"])
+        XCTAssertNotEqual(command.status, 0)
+        XCTAssertEqual(command.stderrLines.count, 1, command.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("open.md"))?.text, open)
+    }
+
+    /// A title set through a view is journaled as a change of `title`:
+    /// listed by `history`, and undone field by field once the note changed
+    /// since (byte for byte would undo that change too).
+    func testARetitledNoteIsJournaledAndUndone() throws {
+        fixture = MountedFixture(corpus: Self.notes)
+        try fixture.mount()
+        let ranked = try XCTUnwrap(names("by-name").first { $0.hasSuffix(" A Hugo post.md") })
+        XCTAssertEqual(rename(fixture.mounted("by-name/" + ranked), fixture.mounted("by-name/Hugo New.md")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertTrue(QueryfsBinary.run(["history", fixture.backing]).stdoutText.contains("Hugo New"))
+        let note = fixture.backed("hugo.md")
+        var bytes = try XCTUnwrap(RawFiles.read(note))
+        bytes += Array("more\n".utf8)
+        Corpus(path: fixture.backing).write(note, bytes)
+        let undone = QueryfsBinary.run(["undo", fixture.backing])
+        XCTAssertEqual(undone.status, 0, undone.stderrText)
+        XCTAssertEqual(RawFiles.read(note)?.text, "+++\ntitle = \"A Hugo post\"\ntags = [\"swift\"]\n+++\nmore\n", "the title back, the later line kept")
     }
 }

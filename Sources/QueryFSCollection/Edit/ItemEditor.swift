@@ -211,7 +211,8 @@ package struct ItemEditor: Sendable {
     /// A field's value as the journal keeps it.
     static func value(of field: String, in item: Item, state: ItemState) -> PayloadValue? {
         switch field {
-        case "title": return state.payload == nil && item.kind == .file ? nil : .string(item.title)
+        // A plain file's title is its name (no field); a note's is its front matter's.
+        case "title": return state.payload == nil && state.noteFile == nil && item.kind == .file ? nil : .string(item.title)
         case "archived": return .bool(item.archived)
         case "tags": return .array(item.tags.map(PayloadValue.string))
         default:
@@ -348,25 +349,45 @@ struct ItemState {
             guard !self.item(named: item, sources: sources).tags.contains(tag) else { return }
             if isBundle {
                 let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
-                if case .string(let text)? = payload?.value.value(at: path) {
+                let current = payload?.value.value(at: path)
+                if case .string(let text)? = current, sources.tagsMayBeText {
                     // Tags kept as one string stay one string (ArchiveBox's `"a,b"`), with its separator.
                     let joined = text.trimming(" ").isEmpty ? tag : text + (text.contains(", ") ? ", " : ",") + tag
                     try editDocument { (document) throws(EditError) in try document.set(path, to: .string(joined)) }
+                } else if case .string? = current {
+                    // A format that reads tags only as a list ignores this string: one more word in it would show nowhere.
+                    throw EditError(EROFS, "the payload's \(path.joined(separator: ".")) is one string, which this format does not read as tags: make it a list first")
+                } else if current == .null {
+                    // No tags yet, said as null (ArchiveBox's untagged snapshots): the tag starts the format's kind of list.
+                    let first: PayloadValue = sources.tagsMayBeText ? .string(tag) : .array([.string(tag)])
+                    try editDocument { (document) throws(EditError) in try document.set(path, to: first) }
                 } else {
                     try editDocument { (document) throws(EditError) in try document.append(.string(tag), toArrayAt: path) }
                 }
-            } else if sidecarName != nil,
-                      let written = try? XMPSidecarEditor.settingTags((sidecarFile.flatMap { try? XMPSidecarEditor.tags($0) } ?? []) + [tag], in: sidecarFile) {
-                // A photo's tag goes into its XMP sidecar (made if it has none).
-                sidecarFile = written
-            } else if let name = Optional(noteName), let written = try? editNote({ (note) throws(FrontMatterError) in
-                try FrontMatterEditor.settingTags(FrontMatterEditor.tags(FrontMatter.parse(Array(note.prefix(FrontMatter.Limits.headBytes)))) + [tag],
-                                                  in: note, name: name)
-            }), written {
-                return
+            } else if let sidecar = sidecarName {
+                // A photo's tag goes into its XMP sidecar (made if it has none), or nowhere:
+                // in the attribute, darktable and digiKam would never see it.
+                do throws(FrontMatterError) {
+                    let old = try sidecarFile.map { (bytes) throws(FrontMatterError) in try XMPSidecarEditor.tags(bytes) } ?? []
+                    sidecarFile = try XMPSidecarEditor.settingTags(old + [tag], in: sidecarFile)
+                } catch {
+                    throw EditError(EROFS, "tag '\(tag)' cannot be written into the sidecar \(String(decoding: sidecar, as: UTF8.self)) (\(error.message))")
+                }
+            } else if let bytes = noteFile, FrontMatterEditor.canHoldFrontMatter(bytes, name: noteName) {
+                // A note's tag goes into its front matter (a block made for a Markdown note without one), or
+                // nowhere: in the attribute, the note's own editor would never see it.
+                do throws(FrontMatterError) {
+                    let name = noteName
+                    _ = try editNote { (note) throws(FrontMatterError) in
+                        try FrontMatterEditor.settingTags(FrontMatterEditor.tags(FrontMatter.parse(Array(note.prefix(FrontMatter.Limits.headBytes)))) + [tag],
+                                                          in: note, name: name)
+                    }
+                } catch {
+                    throw EditError(EROFS, "tag '\(tag)' cannot be written into the note's front matter (\(error.message))")
+                }
             } else {
-                // Not a note, or one whose front matter cannot take it (a map of tags, a text block): its attribute.
-                setAttribute(attributeTags + [tag])
+                // A plain file, or a text note without front matter: its attribute.
+                try setAttribute(attributeTags + [tag])
             }
         case .removeTag(let tag): try changeTags(sources) { $0 == tag ? .some(nil) : nil }
         case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderNames($0).contains(folder) ? .some(nil) : nil }
@@ -426,7 +447,12 @@ struct ItemState {
         if document.value != before { payloadFile = document.bytes }
     }
 
-    private mutating func setAttribute(_ tags: [String]) {
+    /// The attribute holds its tags joined by commas: a tag with a comma
+    /// would come back as two, so it is refused rather than split.
+    private mutating func setAttribute(_ tags: [String]) throws(EditError) {
+        if let split = tags.first(where: { $0.contains(",") }) {
+            throw EditError(EROFS, "tag '\(split)' cannot be kept in the user.xdg.tags attribute, where a comma separates tags")
+        }
         attribute = tags.isEmpty ? nil : Array(tags.joined(separator: ",").utf8)
     }
 
@@ -487,7 +513,7 @@ struct ItemState {
         let tags = attributeTags
         var seen = Set<String>()
         let changed = tags.compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
-        if changed != tags { setAttribute(changed) }
+        if changed != tags { try setAttribute(changed) }
     }
 
     /// The XMP sidecar's name beside the file, and its bytes (nil: none yet; an edit makes it).
