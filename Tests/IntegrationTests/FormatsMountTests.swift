@@ -80,6 +80,19 @@ final class FormatsMountTests: MountTestCase {
 
         XCTAssertEqual(unlink(fixture.backed("2023/07/IMG_1.jpg.xmp")), 0)
         XCTAssertTrue(eventually { self.names("tag/family").isEmpty }, "\(names("tag/family"))")
+
+        // A tag for a photo whose sidecar cannot take it is refused, not hidden in the attribute.
+        XCTAssertEqual(symlink("../../bundles/2024/03/broken.jpg", fixture.mounted("tag/print/z")), -1)
+        XCTAssertEqual(Glibc.errno, EROFS)
+        XCTAssertNil(WriteChecks.tagAttribute(fixture.backed("2024/03/broken.jpg")))
+        // A sidecar left alone, its photo removed or renamed, is an item of its own at once, as a fresh scan says.
+        XCTAssertEqual(unlink(fixture.backed("2024/03/IMG_2.cr2")), 0)
+        XCTAssertEqual(rename(fixture.backed("2024/04/IMG_4.jpg"), fixture.backed("2024/04/IMG_5.jpg")), 0)
+        // (The tag folders made and emptied through views stay until rmdir: SPEC §2.)
+        for folder in ["tag/print", "tag/family"] { XCTAssertEqual(rmdir(fixture.mounted(folder)), 0, folder) }
+        XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 10), [])
+        XCTAssertTrue(names("by-name").contains { $0.hasSuffix(" IMG_2.xmp") }, "\(names("by-name"))")
+        XCTAssertTrue(names("by-name").contains { $0.hasSuffix(" IMG_4.jpg.xmp") }, "\(names("by-name"))")
     }
 
     /// A photo's stamp covers its sidecar, and stamps are compared as the
@@ -141,5 +154,49 @@ final class FormatsMountTests: MountTestCase {
         XCTAssertEqual(removed?["tags"] as? String, "swift,later")
         for _ in 0..<2 { XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0) }
         XCTAssertEqual(RawFiles.read(fixture.backed("1709640000.5/index.json")), Array(index.utf8), "undone, byte for byte")
+    }
+
+    /// ArchiveBox writes `null` for a snapshot with no tags or no title yet:
+    /// no value and no problem, and a tag linked in starts the one string.
+    func testArchiveBoxNullsAreFieldsNotGiven() throws {
+        let index = #"{"url": "https://b.example/", "title": null, "timestamp": "1700000100.0", "tags": null}"#
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"archivebox\"\n".utf8))
+            mkdir(corpus.path + "/1700000100.0", 0o755)
+            corpus.file(Array("1700000100.0/index.json".utf8), contents: Array(index.utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("by-name"), ["0001 1700000100.0"])
+        XCTAssertFalse(QueryfsBinary.run(["status", fixture.mountPoint]).stdoutText.contains("found null"))
+        XCTAssertEqual(mkdir(fixture.mounted("tag/later"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/1700000100.0", fixture.mounted("tag/later/x")), 0, String(cString: strerror(Glibc.errno)))
+        let written = try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(RawFiles.read(fixture.backed("1700000100.0/index.json"))))) as? [String: Any]
+        XCTAssertEqual(written?["tags"] as? String, "later", "one string, as ArchiveBox keeps tags")
+        XCTAssertEqual(names("tag/later"), ["0001 1700000100.0"])
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("1700000100.0/index.json")), Array(index.utf8), "undone, byte for byte")
+    }
+
+    /// A link into a tag folder returns only once the item is in it: a
+    /// bundle whose format reads tags only as a list, but whose payload
+    /// holds one string, is refused (the string grew and no view changed
+    /// before); so is a tag with a comma for a file whose tags are its
+    /// attribute (it came back as two tags).
+    func testATagThatWouldNotShowIsRefused() throws {
+        fixture = MountedFixture { corpus in
+            mkdir(corpus.path + "/C3.hpwebsite", 0o755)
+            corpus.file(Array("C3.hpwebsite/payload.json".utf8), contents: Array(#"{"title":"Gamma","tags":"notalist"}"#.utf8), mtime: 1_000)
+            corpus.file(Array("plain.txt".utf8), contents: Array("plain".utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(mkdir(fixture.mounted("tag/todo"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/C3.hpwebsite", fixture.mounted("tag/todo/x")), -1)
+        XCTAssertEqual(Glibc.errno, EROFS)
+        XCTAssertEqual(RawFiles.read(fixture.backed("C3.hpwebsite/payload.json"))?.text, #"{"title":"Gamma","tags":"notalist"}"#)
+        XCTAssertEqual(mkdir(fixture.mounted("tag/a,b"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/plain.txt", fixture.mounted("tag/a,b/x")), -1)
+        XCTAssertEqual(Glibc.errno, EROFS)
+        XCTAssertNil(WriteChecks.tagAttribute(fixture.backed("plain.txt")))
+        XCTAssertEqual(names("tag/todo"), [])
     }
 }

@@ -166,6 +166,11 @@ package final class BackingDirectory: @unchecked Sendable {
         return sidecars.owners(of: Array(name.bytes[start...]), among: Set(entries.map(\.name))).map { ItemName(prefix + $0) }
     }
 
+    /// Whether BACKING holds an entry at `name` (a link counts, not followed).
+    package func hasEntry(_ name: ItemName) -> Bool {
+        (try? withParent(of: name) { (folderFD, leaf) throws(SystemError) in faccessat(folderFD, leaf, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }) ?? false
+    }
+
     /// Whether the entry is a directory (not a link to one): `d_type`, else one stat.
     private static func isDirectory(_ entry: DirectoryEntry, in folderFD: Int32) -> Bool {
         if entry.type != UInt8(DT_UNKNOWN) { return entry.type == UInt8(DT_DIR) }

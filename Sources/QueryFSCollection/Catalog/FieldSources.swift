@@ -58,6 +58,9 @@ struct PayloadFields {
 
     init() {}
 
+    /// A key whose value is null (JSON's `null`, YAML's `~`) is a field
+    /// not given, as ArchiveBox writes an untagged or untitled snapshot's:
+    /// no value and no problem.
     init(payload: PayloadValue, paths: FieldSources.SplitPaths) {
         guard case .dictionary = payload else {
             problems.append("payload's top level is a \(payload.typeName), not a dictionary")
@@ -66,7 +69,7 @@ struct PayloadFields {
         title = firstString(in: payload, at: paths.title, field: "title")
         url = firstString(in: payload, at: paths.url, field: "url")
         for path in paths.archived {
-            guard let value = payload.value(atKeyPath: path) else { continue }
+            guard let value = payload.value(atKeyPath: path), value != .null else { continue }
             if case .bool(let flag) = value {
                 archived = flag
                 break
@@ -74,7 +77,7 @@ struct PayloadFields {
             problems.append("\(path.string): expected a boolean, found \(value.typeName); ignored")
         }
         for path in paths.tags {
-            guard let value = payload.value(atKeyPath: path) else { continue }
+            guard let value = payload.value(atKeyPath: path), value != .null else { continue }
             if paths.tagsMayBeText, case .string(let text) = value {
                 // One string of tags separated by commas (ArchiveBox's `tags`).
                 var seen = Set<String>()
@@ -100,7 +103,7 @@ struct PayloadFields {
             break
         }
         for path in paths.created {
-            guard let value = payload.value(atKeyPath: path) else { continue }
+            guard let value = payload.value(atKeyPath: path), value != .null else { continue }
             if let time = Self.time(value) {
                 created = time
                 break
@@ -134,7 +137,7 @@ struct PayloadFields {
 
     private mutating func firstString(in payload: PayloadValue, at paths: [PayloadValue.KeyPath], field: String) -> String? {
         for path in paths {
-            guard let value = payload.value(atKeyPath: path) else { continue }
+            guard let value = payload.value(atKeyPath: path), value != .null else { continue }
             if case .string(let text) = value { return text }
             problems.append("\(path.string): expected a string for \(field), found \(value.typeName); ignored")
         }

@@ -217,7 +217,7 @@ package struct Scanner: Sendable {
         case .folder:
             return .folder
         case .unreadable(let error):
-            return .item(Item(name: name, kind: .file, problems: ["cannot stat: \(error.message)"]))
+            return .item(Item(name: name, kind: .file, problems: ["cannot \(error.operation): \(error.message)"]))
         case .file(let status, let attribute, nil, let sidecar?):
             return .item(sidecarItem(name, status: status, attribute: attribute, sidecar: sidecar))
         case .file(let status, let attribute, nil, nil):
@@ -336,7 +336,14 @@ package struct Scanner: Sendable {
                 }
                 return .file(status, attributeTags: attribute ?? ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head, sidecar: sidecar)
             }
-            if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD, names: sources.payloadNames) { return .folder }
+            if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD, names: sources.payloadNames) {
+                // A folder this user cannot enter holds items no one can list: an
+                // item of its own, so that its problem is reported rather than lost.
+                guard faccessat(rootFD, cName, R_OK | X_OK, AT_EACCESS) == 0 else {
+                    return .unreadable(SystemError.current("list this folder", path: String(decoding: Self.bytes(of: cName), as: UTF8.self)))
+                }
+                return .folder
+            }
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.stamp.add(name: [], status: status)
             walk.walkBundle(cName, in: rootFD)

@@ -139,11 +139,13 @@ struct CatalogUpdater: @unchecked Sendable {
             if sidecars.isSidecarShaped(leaf) {
                 all.formUnion(backing.owners(ofSidecar: name))
             } else {
+                // Its sidecars: an indexed one may now be hidden by it, and one on
+                // disk but hidden till now may be left alone (its file removed or renamed).
                 let prefix = Array(name.bytes[..<name.lastComponentStart])
-                let indexed = guarded.withLock { index in
-                    sidecars.candidates(for: leaf).map { ItemName(prefix + $0.1) }.filter { index.records[$0] != nil }
-                }
+                let candidates = sidecars.candidates(for: leaf).map { ItemName(prefix + $0.1) }
+                let indexed = guarded.withLock { index in candidates.filter { index.records[$0] != nil } }
                 all.formUnion(indexed)
+                all.formUnion(candidates.filter { !indexed.contains($0) && backing.hasEntry($0) })
             }
         }
         return all
