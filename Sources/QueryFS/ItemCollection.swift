@@ -2,6 +2,9 @@ import Logging
 import QueryFSEngine
 import QueryFSCollection
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A view of a backing directory — a folder of bundles or files — kept
 /// sorted, filtered and current as the folder changes, for a Swift program
@@ -53,12 +56,24 @@ public final class ItemCollection: Sendable {
     public init(at directory: String, view: String = "by-name", lockTimeout: Double = 10,
                 logger: Logger = Logger(label: "queryfs", factory: { _ in SwiftLogNoOpLogHandler() })) throws(CollectionError)
     {
-        let selection = try ViewSelection(view)
-        var sources = FieldSources()
-        sources.extraKeyPaths = selection.payloadKeyPaths
+        // The directory's own `.queryfs.toml` (its format, fields, views and
+        // ignore patterns), as a mount of it reads it: without it a vault of
+        // notes read as bundles, and its views were not there to watch.
+        let configuration: Configuration
+        do {
+            configuration = try Configuration.load(backing: directory)
+        } catch {
+            throw .system(operation: "read the configuration", path: error.file, errno: EINVAL, message: "\(error)")
+        }
+        let viewSet = configuration.viewSet
+        let selection = try ViewSelection(view, views: viewSet.fixed)
+        var extra = FieldSources()
+        extra.extraKeyPaths = selection.payloadKeyPaths
+        let sources = configuration.readingSources(adding: extra)
         let catalog: LiveCatalog
         do {
-            catalog = try LiveCatalog(backingPath: directory, sources: sources, logger: logger)
+            catalog = try LiveCatalog(backingPath: directory, viewSet: viewSet, sources: sources,
+                                      ignoring: { configuration.ignores($0) }, logger: logger)
         } catch {
             throw CollectionError(error)
         }

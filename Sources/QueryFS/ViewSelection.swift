@@ -1,7 +1,7 @@
 import QueryFSEngine
 
 /// What a view argument names, as `queryfs watch BACKING VIEW` reads it: a
-/// built-in view (`by-name`), a tag folder (`tag/swift`), a saved query's
+/// built-in or configured view (`by-name`), a tag folder (`tag/swift`), a saved query's
 /// folder (`query/<query>`), or else a query (`tag:swift -archived`),
 /// kept as the mount keeps a `query/` folder.
 struct ViewSelection {
@@ -12,14 +12,16 @@ struct ViewSelection {
     /// Payload keys the query reads (`payload.KEY`), which the scan must keep.
     let payloadKeyPaths: Set<String>
 
-    init(_ text: String) throws(CollectionError) {
+    /// `views`: the collection's fixed views (the built-ins and those its
+    /// `.queryfs.toml` configures), found by their paths.
+    init(_ text: String, views: [ViewDefinition] = ViewDefinition.builtIn) throws(CollectionError) {
         let components = text.split(separator: "/").map(String.init)
         if components.count >= 2, components[0] == ViewDefinition.tagFolder {
             // `tag/a/b`: the folder of the nested tag `a/b`.
             (path, self.query, payloadKeyPaths) = ([ViewDefinition.tagFolder, components.dropFirst().joined(separator: "/")], nil, [])
             return
         }
-        if ViewDefinition.builtIn.contains(where: { $0.path == components }) {
+        if views.contains(where: { $0.path == components }) {
             (path, self.query, payloadKeyPaths) = (components, nil, [])
             return
         }

@@ -34,6 +34,35 @@ final class ItemCollectionTests: XCTestCase {
         XCTAssertEqual(tag.items.map(\.name), ["b.hpwebsite"])
     }
 
+    /// The folder's own `.queryfs.toml` is read as a mount reads it: its
+    /// format (notes in nested folders, their front matter), its views,
+    /// and a mistake in it is a typed error, not a collection read wrong.
+    func testTheFoldersConfigurationIsRead() throws {
+        let folder = try Folder()
+        try folder.write(".queryfs.toml", "format = \"obsidian\"\n[views]\nmine = \"tag:swift sort:title\"\n")
+        try folder.write("notes/2024/b.md", "---\ntitle: Beta note\ntags: [swift]\n---\nBody\n")
+        try folder.write("notes/a.md", "---\ntitle: Alpha note\ntags: [swift, lang/rust]\n---\n")
+        try folder.write("c.md", "# Gamma heading\n")
+        let byName = try ItemCollection(at: folder.path)
+        defer { byName.close() }
+        XCTAssertEqual(byName.items.map(\.title), ["Alpha note", "Beta note", "Gamma heading"])
+        XCTAssertEqual(byName.items.map(\.name), ["notes/a.md", "notes/2024/b.md", "c.md"])
+        let mine = try ItemCollection(at: folder.path, view: "mine")
+        defer { mine.close() }
+        XCTAssertEqual(mine.view, "mine")
+        XCTAssertEqual(mine.items.map(\.title), ["Alpha note", "Beta note"])
+        let nested = try ItemCollection(at: folder.path, view: "tag/lang/rust")
+        defer { nested.close() }
+        XCTAssertEqual(nested.items.map(\.name), ["notes/a.md"])
+
+        try folder.write(".queryfs.toml", "format = \"no such format\"\n")
+        XCTAssertThrowsError(try ItemCollection(at: folder.path)) { error in
+            guard case CollectionError.system(_, let path, let errno, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(errno, EINVAL)
+            XCTAssertTrue(path.hasSuffix(".queryfs.toml"), path)
+        }
+    }
+
     func testABadViewOrFolderIsOneTypedError() {
         XCTAssertThrowsError(try ItemCollection(at: "/nonexistent/queryfs-library-test")) { error in
             guard case CollectionError.system(_, _, let errno, _) = error else { return XCTFail("\(error)") }
@@ -177,6 +206,13 @@ final class Folder {
             let date = Date(timeIntervalSince1970: TimeInterval(modified))
             try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: directory)
         }
+    }
+
+    /// Writes `text` at `relative` (its folders made).
+    func write(_ relative: String, _ text: String) throws {
+        let file = path + "/" + relative
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
     }
 
     static func plist(title: String, archived: Bool = false, tags: [String] = []) -> String {

@@ -321,11 +321,14 @@ final class EditCommandTests: FixtureTestCase {
         writeFile("notes.txt", "plain")
         for arguments in [["tag", backing, "a.b"], ["tag", backing, "missing.b", "--add", "x"], ["archive", backing, "notes.txt"],
                           ["set", backing, "a.b", "colour=red"], ["set", backing, "a.b", "archived=maybe"], ["undo", backing, "--since", "soon"],
-                          ["tag", backing, "/etc/passwd", "--add", "x"], ["archive", backing + "/nope", "a.b"]] {
+                          ["tag", backing, "/etc/passwd", "--add", "x"], ["archive", backing + "/nope", "a.b"],
+                          // Tags that would have no folder under tag/.
+                          ["tag", backing, "a.b", "--add", ""], ["tag", backing, "a.b", "--add", "a/../b"], ["tag", backing, "a.b", "--add", "/"]] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 2, "\(arguments)")
             XCTAssertEqual(result.errorLines.count, 1, "\(arguments): \(result.errorLines)")
             XCTAssertTrue(result.errorLines.first?.hasPrefix("queryfs: ") == true, "\(arguments)")
         }
+        XCTAssertEqual(try scanItem("a.b").tags, [], "nothing written")
     }
 }

@@ -56,7 +56,7 @@ package struct Catalog: Sendable {
 extension Configuration {
     /// What a command reads items with: the configured field sources, with
     /// `extra`'s payload keys (a query's) and those the views filter or sort on.
-    func readingSources(adding extra: FieldSources) -> FieldSources {
+    package func readingSources(adding extra: FieldSources) -> FieldSources {
         var sources = self.sources
         sources.extraKeyPaths.formUnion(extra.extraKeyPaths)
         sources.extraKeyPaths.formUnion(viewSet.payloadKeyPaths)

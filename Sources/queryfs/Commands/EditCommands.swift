@@ -58,6 +58,10 @@ struct TagCommand: ParsableCommand {
 
     func validate() throws {
         guard !add.isEmpty || !remove.isEmpty else { throw ValidationError("say what to do: --add TAG or --remove TAG") }
+        // A tag with no folder under tag/ would be written and then shown nowhere.
+        if let lost = add.first(where: { EntryNaming.tagFolderName($0) == nil }) {
+            throw ValidationError("tag '\(lost)' would have no folder under tag/ (empty, or a part that is . or ..): not added")
+        }
         guard !items.isEmpty else { throw ValidationError("name at least one item") }
     }
 
