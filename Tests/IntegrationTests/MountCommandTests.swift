@@ -231,6 +231,18 @@ final class MountCommandTests: XCTestCase {
         XCTAssertEqual(log.components(separatedBy: "needs CAP_SYS_ADMIN").count - 1, 1, log)
     }
 
+    /// Another user asking a private mount (no allow_other) for a view is
+    /// told that the mount is not open to them, not that it has no such view.
+    func testAnotherUserIsToldThePrivateMountIsClosedToThem() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to switch to an unprivileged user")
+        let queryfs = try ReachableCopies(for: self).queryfs()
+        try fixture.mount()
+        let result = Program.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", queryfs, "ls", fixture.mountPoint, "by-name"])
+        XCTAssertEqual(result.status, 2, result.stderrText)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+        XCTAssertTrue(result.stderrText.contains("Permission denied") && result.stderrText.contains("allow_other"), result.stderrText)
+    }
+
     func testUnmountOfSomethingNotMounted() {
         let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
         XCTAssertNotEqual(result.status, 0)

@@ -2,6 +2,9 @@ import ArgumentParser
 import QueryFSEngine
 import QueryFSCollection
 import QueryFSMount
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `queryfs ls BACKING VIEW`: the entries a mount would show, in order.
 struct ListCommand: ParsableCommand {
@@ -29,6 +32,10 @@ struct ListCommand: ParsableCommand {
         if configFile == nil, absoluteLinksMountPoint == nil, let mountPoint = MountedViews.mountPoint(backing) {
             return try reportingFailures {
                 guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: long) else {
+                    // Another user's mount without allow_other answers nothing at all: say so, not "no view".
+                    if access(mountPoint, R_OK | X_OK) != 0 {
+                        throw Failure("the mount at \(mountPoint): \(String(cString: strerror(errno))) (a mount is its owner's alone unless mounted with -o allow_other)")
+                    }
                     throw Failure("no view '\(view)' in the mount at \(mountPoint), nor a query it accepts (its log says why)")
                 }
                 write(entries)
