@@ -232,6 +232,22 @@ final class IndexMountTests: MountTestCase {
         assertViewsFresh()
     }
 
+    /// A second mount of a directory another mount keeps the index of
+    /// keeps none, says so, and serves every view (it asks for the lock
+    /// once: a live mount holds it for as long as it runs).
+    func testASecondMountOfOneDirectoryKeepsNoIndex() throws {
+        makeFixture()
+        try mount()
+        let second = fixture.root + "/second"
+        XCTAssertEqual(mkdir(second, 0o755), 0)
+        let result = QueryfsBinary.run(["mount", fixture.backing, second, "--index", indexPath])
+        defer { _ = QueryfsBinary.run(["unmount", second]) }
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertTrue(result.stderrText.contains("kept by another mount"), result.stderrText)
+        XCTAssertEqual(RawFiles.list(second + "/by-name")?.count, Self.bundleCount + 1)
+        XCTAssertEqual(try status()["note"] as? String, "written anew", "the first mount still keeps it")
+    }
+
     /// `kill -9` of the daemon, as a crash or a power cut would: no last snapshot.
     private func killMount() throws {
         let pid = try XCTUnwrap(fixture.daemonPID())

@@ -45,7 +45,10 @@ struct OpenedIndex {
             return nil
         }
         let lock: IndexLock
-        var outcome = IndexLock.take(location, owner: "starting \(getpid())", waiting: 2)
+        // A live mount keeps the lock for as long as it runs: asked once, not waited for
+        // (a second mount of one directory waited 2 s for nothing).
+        let keptByAMount = IndexLock.holder(location)?.hasPrefix("mount ") == true
+        var outcome = IndexLock.take(location, owner: "starting \(getpid())", waiting: keptByAMount ? 0 : 2)
         // The mount before this one is still folding its journal into the file (at 1,000,000 items, seconds).
         if case .held = outcome, IndexLock.holder(location)?.hasPrefix("closing ") == true {
             outcome = IndexLock.take(location, owner: "starting \(getpid())", waiting: 120)
