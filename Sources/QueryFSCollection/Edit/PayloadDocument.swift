@@ -159,6 +159,9 @@ struct TextPayloadDocument: PayloadDocument {
     }
 
     /// JSON: `text` (a member or an element) as the first of the container.
+    /// Inserts `text` before the first element or member, not after the
+    /// last: the last has no comma, so a line there would change two lines
+    /// of a multi-line file (the diff of one tag added must be one line).
     private mutating func insertJSON(_ text: [UInt8], into range: Range<Int>, first: Range<Int>?, isEmptyForm: Bool,
                                      brackets: (Character, Character)) throws(EditError)
     {
