@@ -225,6 +225,16 @@ final class FrontMatterTests: XCTestCase {
         XCTAssertNotEqual(items["data.csv"]?.title, "not a note", "only notes are read for front matter")
     }
 
+    /// A mistake is reported at its line in the note (the fence is line 1).
+    func testMistakesAreReportedAtTheirLineInTheNote() {
+        let yaml = FrontMatter.parse(Array("---\ntitle: ok\ntags: [a\n---\n".utf8))
+        XCTAssertEqual(yaml.problems.count, 1)
+        XCTAssertTrue(yaml.problems[0].contains("at line 4"), "\(yaml.problems)")  // where libyaml gave up: the closing fence
+        let toml = FrontMatter.parse(Array("+++\ntitle = \"ok\"\ntags = = 1\n+++\n".utf8))
+        XCTAssertEqual(toml.problems.count, 1)
+        XCTAssertTrue(toml.problems[0].contains("(line 3)"), "\(toml.problems)")
+    }
+
     func testObsidianDateTimesWithoutSecondsAreDates() {
         let note = FrontMatter.parse(Array("---\ncreated: 2024-06-04T13:33\nupdated: \"2024-06-05 08:00\"\n---\n".utf8))
         XCTAssertEqual(note.payload["created"], .date(1_717_507_980))

@@ -62,8 +62,9 @@ package enum FrontMatter {
                 return parsed
             }
             let read: Result<PayloadValue, FrontMatterError> = switch syntax {
-            case .yaml: Result { () throws(FrontMatterError) in try YAMLFrontMatter.read(text) }
-            case .toml: Result { () throws(FrontMatterError) in try TOMLFrontMatter.read(text) }
+            // The block starts on the note's second line (after the opening fence).
+            case .yaml: Result { () throws(FrontMatterError) in try YAMLFrontMatter.read(text, firstLine: 2) }
+            case .toml: Result { () throws(FrontMatterError) in try TOMLFrontMatter.read(text, firstLine: 2) }
             }
             switch read {
             case .success(.dictionary(let dictionary)): parsed.payload = dictionary

@@ -22,7 +22,9 @@ import QueryFSEngine
 /// `2024-03-05T10:00:00Z`) as dates; everything else, and every quoted or
 /// block scalar, is text.
 enum YAMLFrontMatter {
-    static func read(_ text: String) throws(FrontMatterError) -> PayloadValue {
+    /// `firstLine`: the note's line the block starts on, so that a mistake
+    /// is reported at its line in the note, not in the block.
+    static func read(_ text: String, firstLine: Int = 1) throws(FrontMatterError) -> PayloadValue {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { throw FrontMatterError(message: "cannot start the YAML parser") }
         defer { yaml_parser_delete(&parser) }
@@ -34,7 +36,7 @@ enum YAMLFrontMatter {
                 var event = yaml_event_t()
                 guard yaml_parser_parse(&parser, &event) == 1 else {
                     let problem = parser.problem.map { String(cString: $0) } ?? "unreadable"
-                    throw FrontMatterError(message: "not YAML: \(problem) at line \(parser.problem_mark.line + 1)")
+                    throw FrontMatterError(message: "not YAML: \(problem) at line \(parser.problem_mark.line + firstLine)")
                 }
                 defer { yaml_event_delete(&event) }
                 try builder.take(event)
