@@ -228,9 +228,13 @@ struct KernelCacheInvalidator {
             let same = found && UInt64(status.st_ino) == node.inode
             if !same {
                 node.invalidatedState = nil
+                // Replaced under its name (a new inode): its descriptor is the old file's, let go so that
+                // a use of the old node answers ESTALE. A gone one keeps it: the replay reads its last status there.
+                if found { filesystem.passthrough.letGo(node) }
                 invalidateInode(node.id)
-                // A gone bundle's own name: the event replay reports its deletion.
-                if !(replaying && node.parent == NodeID.bundles) { invalidateEntry(parent: node.parent, name: node.name) }
+                // A gone bundle's own name: the event replay reports its deletion. One replaced
+                // under the same name is not gone (the replay says it changed): its name is dropped here.
+                if !(replaying && node.parent == NodeID.bundles && !found) { invalidateEntry(parent: node.parent, name: node.name) }
                 if node.parent == itemNode { changed.append(item.bytes + [UInt8(ascii: "/")] + node.name) }
                 continue
             }

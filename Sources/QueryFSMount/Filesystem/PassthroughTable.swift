@@ -196,6 +196,22 @@ final class PassthroughTable: @unchecked Sendable {
         node.slot = -1
     }
 
+    /// Lets `node`'s descriptor go (now, or when its last handler is done
+    /// with it): its next use reopens it by name and checks the inode, so a
+    /// file replaced under that name (a save by rename, a checkout, an
+    /// edit's atomic rewrite) answers ESTALE — the kernel then looks the
+    /// name up again — instead of reading and writing the old, deleted file.
+    func letGo(_ node: PassthroughNode) {
+        lock.withLock {
+            guard node !== root, node.descriptor >= 0 else { return }
+            if node.slot >= 0 {
+                clock[node.slot] = nil
+                node.slot = -1
+            }
+            if node.pins == 0 { closeDescriptor(node) }
+        }
+    }
+
     private func closeDescriptor(_ node: PassthroughNode) {
         close(node.descriptor)
         node.descriptor = -1

@@ -65,8 +65,19 @@ extension QueryFilesystem {
             catalog.logger.error("\(what): \(error)")
             return error.errno
         }
+        letGoOfFiles(in: [item])
         catalog.applyNow([item])
         return 0
+    }
+
+    /// The items' files under bundles/ were rewritten (replaced by rename):
+    /// what the kernel opens there next is found again by name, not the old
+    /// file its node still holds (a write after `ln -s` went into it). No
+    /// kernel notification here: this runs in a request handler.
+    func letGoOfFiles(in items: some Sequence<ItemName>) {
+        for item in items {
+            for node in passthrough.nodes(inItem: item) { passthrough.letGo(node) }
+        }
     }
 
     /// After an edit's answer: a name the kernel keeps for the request
@@ -292,6 +303,7 @@ extension QueryFilesystem {
                 failure = error.errno
             }
         }
+        letGoOfFiles(in: items)
         catalog.applyNow(Set(items))
         fail(request, failure)
         forgetNamesAfterReply()
