@@ -108,6 +108,30 @@ final class ChangePollerTests: FixtureTestCase {
     }
 }
 
+extension ChangePollerTests {
+    /// On a network filesystem most rounds are quick, and an item's first
+    /// quick stamp is its baseline: a change made after the item was read
+    /// but before that first quick round is still found at it, not only
+    /// at a deep round `deepEvery` rounds later (15–25 s seen on bindfs).
+    func testAChangeBeforeTheFirstQuickRoundIsFoundAtIt() throws {
+        hipstapaper("a.b", title: "A")
+        usleep(100_000)  // past the settle window: this test is not about same-tick changes
+        let root = try BackingDirectory(path: backing)
+        var settings = ChangePoller.Settings()
+        settings.interval = 0.05
+        settings.deepEvery = 1_000
+        let poller = try ChangePoller(root: root, settings: settings, onFound: {})
+        defer { poller.stop() }
+        // Read, then changed, and settled (older than a clock tick) by the
+        // time the poller first looks: only the first quick stamp can tell.
+        let read = Scanner().read(named: ItemName("a.b"), in: root.fd)
+        writeFile("a.b/payload.plist", Self.xmlPlist("<dict><key>title</key><string>A2</string></dict>"))
+        usleep(150_000)
+        poller.poll(ItemName("a.b"), stamp: read.stamp)
+        XCTAssertTrue(eventually(timeout: 2) { poller.takeFound().items.contains(ItemName("a.b")) }, "the change waited for a deep round")
+    }
+}
+
 /// Counts calls from any thread.
 final class WakeCounter: @unchecked Sendable {
     private let lock = NSLock()

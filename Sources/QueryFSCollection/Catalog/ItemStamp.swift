@@ -46,6 +46,14 @@ package struct ItemStamp: Hashable, Sendable {
         return value == 0 ? 1 : value
     }
 
+    /// Whether a file may have changed at or after `time` (ns since 1970),
+    /// its ctime read with the same window as `settledValue` (the kernel's
+    /// ctime clock lags the precise one by up to a tick; whole seconds by more).
+    func mayHaveChanged(since time: Int64) -> Bool {
+        let window = wholeSeconds ? Self.coarseSettleNanoseconds : Self.settleNanoseconds
+        return newestChange >= time &- window
+    }
+
     /// Adds one file or folder, by its path inside the item (empty for the item itself).
     mutating func add(name: some Collection<UInt8>, status: FileStatus) {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over the name
