@@ -168,6 +168,10 @@ final class ViewEditMountTests: MountTestCase {
         let json = try XCTUnwrap(entry("by-name", "d.hpwebsite"))
         XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + json), fixture.mounted("by-name/Retitled")) }, 0)
         XCTAssertEqual(try self.json("d.hpwebsite")["title"] as? String, "Retitled")
+        // The name given, looked up next (Nautilus, after a whole name typed over, extension and all).
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Retitled")), "../bundles/d.hpwebsite")
+        XCTAssertNil(RawFiles.lstat(fixture.mounted("by-name/Never given")))
+        XCTAssertNil(RawFiles.lstat(fixture.mounted("unarchived/Retitled")), "in the folder it was given in only")
         assertEveryViewIsCurrent("after the retitles")
         // A rename typed over the whole stem, rank and all (a file manager's
         // F2): the name it then looks up leads to the entry it became.

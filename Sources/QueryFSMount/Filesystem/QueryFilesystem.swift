@@ -50,6 +50,8 @@ package final class QueryFilesystem: @unchecked Sendable {
     /// Tag folders made by `mkdir tag/<name>`: they stay, empty, until
     /// `rmdir` or unmount, so that items can be dragged into them.
     let madeTagFolders = Mutex<Set<String>>([])
+    /// Names programs gave entries by renaming them, which the entries do not carry.
+    let retitledNames = RetitledNames()
     /// The thread that tells the kernel which names to forget.
     let nameInvalidations: NameInvalidations
     let nameSweeps: NameSweeps

@@ -189,6 +189,7 @@ extension QueryFilesystem {
         if !suffix.isEmpty, title.hasSuffix(suffix) { title = title.dropLast(suffix.count) }
         guard !title.isEmpty else { return refuse(request, EINVAL, "\(what): the new name leaves no title") }
         let code = edit(record.name, [.setTitle(String(title))], what: what, expected: { _ in true })
+        if code == 0 { retitledNames.note(Self.bytes(newName), for: record.name, in: folder.id) }
         fail(request, code)
         if code == 0 { forgetNamesAfterReply([(folder.id, Self.bytes(newName))]) }
     }

@@ -157,6 +157,16 @@ final class ViewListing: @unchecked Sendable {
         return (rank, Array(name[(digits + 1)...]))
     }
 
+    /// The index of the entry of item `name` (a walk of the listing).
+    func index(ofItem name: ItemName) -> Int? {
+        var found: Int?
+        records.forEachRecord { index, record in
+            if record.name == name { found = index }
+            return found == nil
+        }
+        return found
+    }
+
     /// The index of the entry called `name`, found from its rank prefix: O(1).
     func index(ofEntryNamed name: UnsafeBufferPointer<UInt8>) -> Int? {
         guard name.count > width, name[width] == UInt8(ascii: " ") else { return nil }

@@ -97,7 +97,13 @@ extension QueryFilesystem {
                     guard folder.listing === listing else { stale = folder.listing; return false }
                     switch search {
                     case .found(let index): reply(listing, index, exact: listing.index(ofEntryNamed: nameBytes) == index)
-                    case .missing: fail(request, ENOENT)
+                    case .missing:
+                        // The name a program just gave an entry by renaming it (`RetitledNames`), answered as a stale name is.
+                        if let item = retitledNames.item(named: nameBytes, in: folder.id), let index = listing.index(ofItem: item) {
+                            reply(listing, index, exact: false)
+                        } else {
+                            fail(request, ENOENT)
+                        }
                     case .outdated: return false
                     }
                     return true
