@@ -52,8 +52,14 @@ chmod 755 "$work"
 source scripts/filemanager/session.sh
 cleanup() {
     fm_stop_display
-    for mnt in "$work"/mnt*; do
-        if grep -q " $mnt " /proc/mounts; then "$queryfs" unmount "$mnt" || fusermount3 -u -z "$mnt"; fi
+    # Every mount under the work folder: the queryfs mounts, and the FUSE
+    # mount gvfsd-fuse made in the session's runtime folder (killed with its
+    # session, it leaves that mount behind, and rm -rf failed on it: EBUSY).
+    awk -v work="$work/" 'index($2, work) == 1 { print $2 }' /proc/mounts | sort -r | while read -r mnt; do
+        case $mnt in
+            "$work"/mnt*) "$queryfs" unmount "$mnt" || fusermount3 -u -z "$mnt" ;;
+            *) fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" || true ;;
+        esac
     done
     rm -rf "$work"
 }

@@ -44,8 +44,10 @@ public final class ItemCollection: Sendable {
     /// Opens `view` of the backing directory at `directory`: a built-in view
     /// (`by-name`, `by-modified`, `by-created`, `unarchived`, `archived`,
     /// `conflicts`), a tag folder (`tag/swift`), or a query in the language of
-    /// `queryfs-query(7)` (`tag:swift -archived sort:-modified`). Reads every
-    /// item before it returns.
+    /// `queryfs-query(7)` (`tag:swift -archived sort:-modified`), or a view
+    /// the directory's `.queryfs.toml` configures. The directory is read as
+    /// a mount of it reads it: its `.queryfs.toml` (format, fields, ignore
+    /// patterns, views) applies. Reads every item before it returns.
     ///
     /// - Parameters:
     ///   - directory: the backing directory: a folder of bundles (`<name>/payload.plist`) or files.
