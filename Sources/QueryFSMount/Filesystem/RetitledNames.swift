@@ -1,6 +1,5 @@
 import Synchronization
 import QueryFSEngine
-import QueryFSCollection
 
 /// The names programs gave entries they renamed, which the entries do not
 /// carry: `mv "0001 Old.hpwebsite" "Plain name"` sets the title, and the
