@@ -308,12 +308,20 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(history.status, 0)
         XCTAssertTrue(history.output.contains("\ta.b\tarchived\tfalse -> true"), history.output)
         XCTAssertTrue(history.output.contains("\tb.b\tpayload.kind\t(none) -> \"article\""), history.output)
-        // Undo all: every payload as it was.
-        XCTAssertEqual(try run(["undo", backing, "--since", "1h"]).status, 0)
+        // Undo all: every payload as it was, and each change taken back printed as history lists it.
+        let undo = try run(["undo", backing, "--since", "1h"])
+        XCTAssertEqual(undo.status, 0)
+        XCTAssertTrue(undo.output.contains("\ta.b\tarchived\ttrue -> false\t(undoes "), undo.output)
+        XCTAssertTrue(undo.output.contains("\tb.b\tpayload.kind\t\"article\" -> (none)\t(undoes "), undo.output)
+        let afterUndo = try run(["history", backing]).output
+        for line in undo.output.split(separator: "\n") { XCTAssertTrue(afterUndo.contains(line), "\(line) not in the history") }
         XCTAssertEqual(FileManager.default.contents(atPath: path("a.b/payload.plist")), original)
         XCTAssertEqual(try scanItem("b.b").title, "Beta")
         XCTAssertEqual(try scanItem("notes.txt").tags, [])
-        XCTAssertEqual(try run(["undo", backing]).status, 0, "nothing left to undo is no error")
+        let nothing = try run(["undo", backing])
+        XCTAssertEqual(nothing.status, 0, "nothing left to undo is no error")
+        XCTAssertEqual(nothing.output, "")
+        XCTAssertTrue(String(decoding: nothing.stderr, as: UTF8.self).contains("nothing to undo in \(backing)"))
     }
 
     func testEditCommandMistakesAreOneLine() throws {

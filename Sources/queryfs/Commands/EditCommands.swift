@@ -141,12 +141,17 @@ struct HistoryCommand: ParsableCommand {
             let entries = try JournalTime.entries(backing).filter { $0.time >= (cutoff ?? -.infinity) }
             var output = StandardOutput()
             for entry in entries {
-                for change in entry.changes {
-                    output.line("\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t\(change.field)\t"
-                        + "\(JournalTime.text(change.old)) -> \(JournalTime.text(change.new))\(entry.undoes.map { "\t(undoes \($0))" } ?? "")")
-                }
+                for line in Self.lines(of: entry) { output.line(line) }
             }
             output.flush()
+        }
+    }
+
+    /// An edit's lines: one per field changed (`undo` prints what it took back the same way).
+    static func lines(of entry: EditJournal.Entry) -> [String] {
+        entry.changes.map { change in
+            "\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t\(change.field)\t"
+                + "\(JournalTime.text(change.old)) -> \(JournalTime.text(change.new))\(entry.undoes.map { "\t(undoes \($0))" } ?? "")"
         }
     }
 }
@@ -155,7 +160,10 @@ struct HistoryCommand: ParsableCommand {
 struct UndoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "undo", abstract: "Take back journaled edits, newest first (the last one by default).",
-        discussion: "An edit whose item changed since in the same field is not taken back (one line says so); the others are.")
+        discussion: """
+            An edit whose item changed since in the same field is not taken back (one line says so); the others are. \
+            Each change taken back is printed as `queryfs history` lists it; when there is nothing left to take back, one line says so.
+            """)
 
     @OptionGroup var options: EditOptions
     @Option(name: .customLong("last"), help: "Take back the last N edits.") var last: Int?
@@ -170,16 +178,28 @@ struct UndoCommand: ParsableCommand {
         try reportingFailures {
             let cutoff = try since.map(JournalTime.parse)
             let chosen = EditJournal.undoable(try JournalTime.entries(options.backing), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
+            guard !chosen.isEmpty else {
+                // Said, not silent: a second `undo` used to return 0 with no sign it had done nothing.
+                printError("nothing to undo in \(options.backing): every journaled edit \(cutoff == nil ? "is" : "since then is") undone already")
+                return
+            }
             let editor = try options.editor()
             var failed = false
+            var output = StandardOutput()
             for entry in chosen {
                 do throws(EditError) {
-                    try editor.undo(entry)
+                    if let undoing = try editor.undo(entry) {
+                        for line in HistoryCommand.lines(of: undoing) { output.line(line) }
+                    } else {
+                        output.line("\(entry.id)\t\(entry.item)\talready as before the edit; nothing to take back")
+                    }
                 } catch {
+                    output.flush()
                     printError(error.message)
                     failed = true
                 }
             }
+            output.flush()
             if failed { throw ExitCode(2) }
         }
     }

@@ -33,6 +33,9 @@ final class MountProgress: Sendable {
     }
 
     func report(read: Int, of total: Int) {
+        // A start whose index vouched for every item read none: there is
+        // no indexing to tell of ("0 of 0 items" was printed at every such start).
+        guard total > 0 else { return }
         let line: String? = state.withLock { state in
             let now = monotonicNow()
             let elapsed = now - state.started
