@@ -142,6 +142,16 @@ final class CommandLineTests: FixtureTestCase {
         XCTAssertEqual(result.stdout, Array("0001 Odd∕one out.hpwebsite\t../bundles/".utf8) + name + [0x0A])
     }
 
+    /// `-0`: an item named with a newline stays one entry for `xargs -0`.
+    func testLsNullEndsEachEntryWithANul() throws {
+        writeFile("two\nlines.txt", "plain")
+        writeFile("one.txt", "plain")
+        let result = try run(["ls", "-0", "--long", backing, "by-name"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, Array("0001 one.txt\t../bundles/one.txt\u{0}0002 two lines.txt\t../bundles/two\nlines.txt\u{0}".utf8))
+        XCTAssertEqual(try run(["ls", "--null", backing, "by-name"]).stdout, Array("0001 one.txt\u{0}0002 two lines.txt\u{0}".utf8))
+    }
+
     func testLsOfAnEmptyViewPrintsNothing() throws {
         hipstapaper("a.hpwebsite", title: "A")
         let result = try run(["ls", backing, "archived"])

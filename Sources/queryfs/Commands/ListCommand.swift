@@ -21,6 +21,9 @@ struct ListCommand: ParsableCommand {
               completion: .custom { words, _, prefix in ViewCompletion.candidates(words, prefix: prefix) })
     var view: String
     @Flag(name: .long, help: "Print each name, a tab and the symlink target.") var long = false
+    @Flag(name: [.customShort("0"), .customLong("null")],
+          help: "End each entry with a NUL byte, not a newline (for xargs -0: an item's name, and so a target, may hold a newline).")
+    var null = false
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
     @Option(name: .customLong("absolute-links"), help: "Show targets as absolute links under this mount point.")
@@ -63,7 +66,7 @@ struct ListCommand: ParsableCommand {
                     output.write([0x09])
                     output.write(entry.target)
                 }
-                output.write([0x0A])
+                output.write([terminator])
             }
             output.finish()
         }
@@ -75,10 +78,12 @@ struct ListCommand: ParsableCommand {
         for entry in entries {
             output.write(entry.name)
             if long { output.write([0x09]); output.write(entry.target) }
-            output.write([0x0A])
+            output.write([terminator])
         }
         output.flush()
     }
+
+    private var terminator: UInt8 { null ? 0 : 0x0A }
 }
 
 /// Loads a catalog as BACKING's configuration says, turning errors into the user's one line.
