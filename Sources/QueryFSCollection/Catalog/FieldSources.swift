@@ -88,11 +88,14 @@ struct PayloadFields {
                 problems.append("\(path.string): expected an array of strings, found \(value.typeName); ignored")
                 continue
             }
+            // A few tags are told apart by looking (no set to build for every item); many, by a set.
             var seen = Set<String>()
+            let few = elements.count <= 16
+            tags.reserveCapacity(elements.count)
             var nonStrings = 0
             for element in elements {
                 if case .string(let tag) = element {
-                    if seen.insert(tag).inserted { tags.append(tag) }
+                    if few ? !tags.contains(tag) : seen.insert(tag).inserted { tags.append(tag) }
                 } else {
                     nonStrings += 1
                 }

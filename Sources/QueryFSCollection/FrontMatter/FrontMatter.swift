@@ -148,6 +148,8 @@ package enum FrontMatter {
             guard let value = parsed.payload[key] else { continue }
             switch value {
             case .string(let text): parsed.payload[key] = .array(words(text, key: key).map(PayloadValue.string))
+            case .array(let elements) where elements.allSatisfy({ if case .string(let text) = $0 { isOneWord(text) } else { false } }):
+                continue  // the usual list, one plain tag an element: kept as it is, not rebuilt (3 mallocs a note)
             case .array(let elements):
                 var names: [PayloadValue] = []
                 var others = 0
@@ -184,10 +186,8 @@ package enum FrontMatter {
         var text = text
         text.makeContiguousUTF8()  // a no-op for what the parsers make; `withContiguousStorageIfAvailable` then always gives the bytes
         let utf8 = text.utf8
-        // The common case, one plain tag: no separator, no `#`, no blank at either end (no splitting, no copies).
-        if !text.isEmpty, !utf8.contains(where: { $0 == comma || $0 == space || $0 == tab || $0 == hash }) {
-            return [text]
-        }
+        // The common case, one plain tag: no splitting, no copies.
+        if isOneWord(text) { return [text] }
         let isTags = key == "tags"
         let byComma = !isTags || utf8.contains(comma)
         return utf8.withContiguousStorageIfAvailable { bytes -> [String] in
@@ -210,6 +210,12 @@ package enum FrontMatter {
             take(bytes.count)
             return words
         } ?? []
+    }
+
+    /// Whether `text` is one tag (or alias) as it stands: not empty, and
+    /// no separator, `#` or blank that `words` would split at or trim.
+    private static func isOneWord(_ text: String) -> Bool {
+        !text.isEmpty && !text.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "#") }
     }
 
     /// The text of the body's first `# ` heading (ATX, level 1), if any.

@@ -28,9 +28,8 @@ enum YAMLFrontMatter {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { throw FrontMatterError(message: "cannot start the YAML parser") }
         defer { yaml_parser_delete(&parser) }
-        let bytes = Array(text.utf8)
         var builder = Builder()
-        try bytes.withUnsafeBufferPointer { (buffer) throws(FrontMatterError) in
+        func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(FrontMatterError) {
             yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
             while !builder.finished {
                 var event = yaml_event_t()
@@ -41,6 +40,15 @@ enum YAMLFrontMatter {
                 defer { yaml_event_delete(&event) }
                 try builder.take(event)
             }
+        }
+        // The text's own bytes (a note's block is a native string): no copy for every note.
+        let read: Result<Void, FrontMatterError>? = text.utf8.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(FrontMatterError) in try parse(buffer) }
+        }
+        if let read {
+            try read.get()
+        } else {
+            try Array(text.utf8).withUnsafeBufferPointer { (buffer) throws(FrontMatterError) in try parse(buffer) }
         }
         return builder.document ?? .null
     }
@@ -68,11 +76,15 @@ enum YAMLFrontMatter {
                 finished = true
             case YAML_SEQUENCE_START_EVENT:
                 try count(1)
-                open.append(.list([], anchor: Self.text(event.data.sequence_start.anchor), size: values))
+                // Room for a usual front matter's list and map at once: growing
+                // them one element at a time was 4 and 2 mallocs a note.
+                var elements: [PayloadValue] = []
+                elements.reserveCapacity(4)
+                open.append(.list(elements, anchor: Self.text(event.data.sequence_start.anchor), size: values))
                 try checkDepth()
             case YAML_MAPPING_START_EVENT:
                 try count(1)
-                open.append(.map([:], key: nil, skipping: false, anchor: Self.text(event.data.mapping_start.anchor), size: values))
+                open.append(.map(Dictionary(minimumCapacity: 8), key: nil, skipping: false, anchor: Self.text(event.data.mapping_start.anchor), size: values))
                 try checkDepth()
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
                 guard let last = open.popLast() else { return }
@@ -228,6 +240,8 @@ enum YAMLScalar {
 
     /// `[-+]?` digits with a `.` and/or an exponent (`1.5`, `.5`, `1e3`, `1.5E-3`); `_` separates digits.
     private static func real(_ bytes: [UInt8]) -> Double? {
+        // No point and no exponent: no real (every date comes here first; no copy for it).
+        guard bytes.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else { return nil }
         let cleaned = bytes.filter { $0 != UInt8(ascii: "_") }
         guard cleaned.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
               cleaned.allSatisfy({ (48...57).contains($0) || [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "-"), UInt8(ascii: "+")].contains($0) }),
