@@ -67,4 +67,38 @@ final class ReplacedItemMountTests: MountTestCase {
         XCTAssertEqual(append("tail\n", to: fixture.mounted("bundles/note.md")), 0)
         XCTAssertEqual(RawFiles.read(fixture.backed("note.md"))?.text, "# Note Two\ntail\n")
     }
+
+    /// A file saved through the mount by rename (an editor's temp file moved
+    /// over it), then replaced in BACKING the same way: bundles/ serves
+    /// BACKING's new file, not the one the mount's rename left (found from
+    /// outside: the old, deleted file for good, and `queryfs tag` through
+    /// bundles/ then lost every edit made in BACKING meanwhile).
+    func testAFileSavedByRenameThroughTheMountFollowsItsReplacementInBacking() throws {
+        fixture = MountedFixture { corpus in
+            corpus.bundle("A.hpwebsite", title: "Alpha", tags: ["t"], mtime: 1_000)
+            corpus.file(Array("note.md".utf8), contents: Array("# One\n".utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        let corpus = Corpus(path: fixture.backing)
+        for file in ["A.hpwebsite/payload.plist", "note.md"] {
+            let mounted = fixture.mounted("bundles/" + file)
+            var original = try XCTUnwrap(RawFiles.read(mounted), file)
+            // Saved through the mount: a temp file beside it, renamed over it.
+            XCTAssertEqual(RawFiles.write(mounted + ".tmp", original + Array("<!-- mount -->\n".utf8)), 0, file)
+            XCTAssertEqual(rename(mounted + ".tmp", mounted), 0, String(cString: strerror(Glibc.errno)))
+            original += Array("<!-- mount -->\n".utf8)
+            XCTAssertEqual(RawFiles.read(mounted), original, file)
+            // Then saved in BACKING the same way.
+            let replacement = original + Array("<!-- backing -->\n".utf8)
+            corpus.write(fixture.backed(file) + ".tmp", replacement)
+            XCTAssertEqual(rename(fixture.backed(file) + ".tmp", fixture.backed(file)), 0)
+            XCTAssertTrue(eventually { RawFiles.read(mounted) == replacement }, "\(file): still \(RawFiles.read(mounted)?.text ?? "unreadable")")
+            var status = stat()
+            XCTAssertEqual(stat(mounted, &status), 0)
+            XCTAssertEqual(status.st_nlink, 1, "\(file): the deleted file's node (no links)")
+            // A write through the mount lands in BACKING's file.
+            XCTAssertEqual(append("tail\n", to: mounted), 0)
+            XCTAssertEqual(RawFiles.read(fixture.backed(file)), replacement + Array("tail\n".utf8), file)
+        }
+    }
 }

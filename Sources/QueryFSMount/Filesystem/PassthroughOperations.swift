@@ -180,9 +180,28 @@ extension QueryFilesystem {
                            newParent: PassthroughNode, newName: UnsafePointer<CChar>, flags: UInt32)
     {
         withNodeDescriptors(request, parent, newParent) { parentFD, newParentFD in
-            fuse_reply_err(request, callerCall(request) { qfs_renameat2(parentFD, name, newParentFD, newName, flags) })
+            // Which files move: the table must know them by their new names, or
+            // the watcher checks (and the reopen looks for) a name that is gone
+            // while the kernel serves the new name from the node — the deleted
+            // file's, once BACKING replaces the new name (found from outside).
+            let moving = Self.identity(name, in: parentFD)
+            let exchanged = flags & QFS_RENAME_EXCHANGE != 0 ? Self.identity(newName, in: newParentFD) : nil
+            let code = callerCall(request) { qfs_renameat2(parentFD, name, newParentFD, newName, flags) }
+            if code == 0 {
+                if let moving { passthrough.moved(moving, to: newParent, name: Self.bytes(newName), parentFD: newParentFD) }
+                if let exchanged { passthrough.moved(exchanged, to: parent, name: Self.bytes(name), parentFD: parentFD) }
+            }
+            fuse_reply_err(request, code)
         }
     }
+
+    /// The device and inode of `name` in the folder `folderFD`, nil when it cannot be stated.
+    private static func identity(_ name: UnsafePointer<CChar>, in folderFD: Int32) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard fstatat(folderFD, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
 
     /// setxattr/removexattr, as the caller (who may set trusted.* or
     /// security.* is the file system's call, for the caller).

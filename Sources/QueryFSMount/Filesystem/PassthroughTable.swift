@@ -261,6 +261,50 @@ final class PassthroughTable: @unchecked Sendable {
         return (node, status)
     }
 
+    /// A rename through the mount moved the file `identity` to `name` in
+    /// `parent` (whose descriptor is `parentFD`), where the kernel now holds
+    /// its node. Within its item (an editor's save by rename) the node goes
+    /// by the new name from now on. Anywhere else it belongs to another item
+    /// (a temp file renamed over a note at the top is that note now): the
+    /// table gets a new node object under the same id, attributed as a
+    /// lookup would, and the old one is let go — a handler still using it
+    /// keeps its fixed fields, and the kernel never sees the id change.
+    /// A folder moved between items keeps its files' attribution until the
+    /// kernel looks them up again.
+    func moved(_ identity: (device: UInt64, inode: UInt64), to parent: PassthroughNode, name: [UInt8], parentFD: Int32) {
+        let id = NodeID.passthrough(backingInode: identity.inode)
+        let sameItem: Bool? = lock.withLock {
+            guard let node = nodes[id], node.device == identity.device, id != NodeID.bundles else { return nil }
+            guard !node.isItemRoot, let item = node.item, parent.item == item else { return false }
+            node.parent = parent.id
+            node.name = name
+            return true
+        }
+        guard sameItem == false else { return }
+        // Attributed as `lookup` does, from the file under its new name (outside the lock: it reads the folder).
+        let fd = name.withCString { openat(parentFD, $0, QFS_O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var status = stat()
+        guard fstatat(fd, "", &status, QFS_AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0, UInt64(status.st_ino) == identity.inode else { return }
+        let (item, folder) = attribution(of: name, in: parent, status: status, fd: fd)
+        lock.withLock {
+            guard let old = nodes[id], old.device == identity.device else { return }
+            let moved = PassthroughNode(id: id, fd: -1, device: old.device, inode: old.inode, type: old.type, item: item,
+                                        parent: parent.id, name: name, folder: folder, isItemRoot: parent.item == nil && item != nil)
+            moved.lookups = old.lookups
+            if let oldItem = old.item {
+                nodesOfItem[oldItem]?.remove(id)
+                if nodesOfItem[oldItem]?.isEmpty == true { nodesOfItem[oldItem] = nil }
+            }
+            if let oldFolder = old.folder, nodeOfFolder[oldFolder] == id { nodeOfFolder[oldFolder] = nil }
+            drop(old)
+            nodes[id] = moved
+            if let item { nodesOfItem[item, default: []].insert(id) }
+            if let folder { nodeOfFolder[folder] = id }
+        }
+    }
+
     /// The kernel dropped `count` lookups of `id`.
     func forget(_ id: UInt64, count: UInt64) {
         lock.withLock {
