@@ -79,6 +79,34 @@ final class CoordinationMountTests: XCTestCase {
         XCTAssertLessThan(latency ?? 99, 1, "new state visible within 1 s of the release")
     }
 
+    /// `queryfs tag MOUNT/bundles ITEM` (the mount given as BACKING) edits
+    /// the directory the mount shows, under BACKING's item lock: run beside
+    /// `ln -s` edits through the views, no edit is lost, none waits out the
+    /// lock, and no temp file is left (found from outside: tags lost, EBUSY
+    /// after 5 s, `.payload.plist.queryfs-…` left in the bundle).
+    func testEditCommandsGivenTheMountEditItsBackingUnderTheSameLock() throws {
+        let start = Date()
+        let links = Program.spawn(["bash", "-c", (1...8).map { i in
+            "mkdir -p '\(fixture.mounted("tag/y\(i)"))' && ln -s ../../bundles/item.hpwebsite '\(fixture.mounted("tag/y\(i)/x"))'"
+        }.joined(separator: " && ")], stdout: "/dev/null", stderr: fixture.root + "/links.err")
+        for i in 1...8 {
+            let tagged = QueryfsBinary.run(["tag", fixture.mounted("bundles"), "item.hpwebsite", "--add", "c\(i)"])
+            XCTAssertEqual(tagged.status, 0, tagged.stderrText)
+        }
+        XCTAssertEqual(Program.wait(links, timeout: 30), 0, (try? String(contentsOfFile: fixture.root + "/links.err", encoding: .utf8)) ?? "")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 10, "an edit waited out a lock")
+        let payload = try XCTUnwrap(RawFiles.read(fixture.backed("item.hpwebsite/payload.plist")))
+        let tags = try XCTUnwrap(try PropertyListSerialization.propertyList(from: Data(payload), format: nil) as? [String: Any])["tags"] as? [String]
+        XCTAssertEqual(Set(tags ?? []), Set(["old"] + (1...8).flatMap { ["y\($0)", "c\($0)"] }), "an edit was lost")
+        XCTAssertEqual(RawFiles.list(fixture.backed("item.hpwebsite"))?.map(\.text).sorted(), ["payload.plist"], "a temp file was left")
+        // The journal is BACKING's, and so is what undo takes back.
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.mountPoint]).status, 0)
+        // A view folder is no backing directory: one line says which is.
+        let refused = QueryfsBinary.run(["tag", fixture.mounted("tag/y1"), "item.hpwebsite", "--add", "z"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderrText.contains("not a backing directory: give \(fixture.backing)"), refused.stderrText)
+    }
+
     /// flock on the mount, then writing through the mount, completes.
     func testALockHolderThroughTheMountCanWrite() {
         for target in ["bundles/plain.txt", "bundles/item.hpwebsite"] {

@@ -83,7 +83,7 @@ package final class QueryFilesystem: @unchecked Sendable {
     let lastChangeStorage = Mutex<Timestamp?>(nil)
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
-    static let bundlesName = "bundles"
+    package static let bundlesName = "bundles"
 
     /// What a mount is asked for, given once: nothing of it changes while mounted.
     package struct Settings: Sendable {

@@ -16,7 +16,11 @@ struct EditOptions: ParsableArguments {
         guard lockTimeout >= 0, lockTimeout.isFinite else { throw ValidationError("--lock-timeout takes a number of seconds, 0 or more") }
     }
 
+    /// The directory edited: BACKING, or the one a queryfs mount shows when BACKING is that mount (`BackingArgument`).
+    func directory() throws -> String { try BackingArgument.directory(backing) }
+
     func editor() throws -> ItemEditor {
+        let backing = try directory()
         let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
         do {
             return ItemEditor(backing: try BackingDirectory(path: backing, readingAs: configuration.sources),
@@ -28,6 +32,7 @@ struct EditOptions: ParsableArguments {
 
     /// Applies `edits` to each item in turn; every failure is a line, and the command fails if any did.
     func apply(_ edits: [FieldEdit], to items: [String]) throws {
+        let backing = try directory()
         let editor = try editor()
         var failed = false
         for text in items {
@@ -138,7 +143,7 @@ struct HistoryCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let cutoff = try since.map(JournalTime.parse)
-            let entries = try JournalTime.entries(backing).filter { $0.time >= (cutoff ?? -.infinity) }
+            let entries = try JournalTime.entries(try BackingArgument.directory(backing)).filter { $0.time >= (cutoff ?? -.infinity) }
             var output = StandardOutput()
             for entry in entries {
                 for line in Self.lines(of: entry) { output.line(line) }
@@ -177,7 +182,7 @@ struct UndoCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let cutoff = try since.map(JournalTime.parse)
-            let chosen = EditJournal.undoable(try JournalTime.entries(options.backing), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
+            let chosen = EditJournal.undoable(try JournalTime.entries(try options.directory()), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
             guard !chosen.isEmpty else {
                 // Said, not silent: a second `undo` used to return 0 with no sign it had done nothing.
                 printError("nothing to undo in \(options.backing): every journaled edit \(cutoff == nil ? "is" : "since then is") undone already")
@@ -202,6 +207,24 @@ struct UndoCommand: ParsableCommand {
             output.flush()
             if failed { throw ExitCode(2) }
         }
+    }
+}
+
+/// BACKING as the edit commands take it. A queryfs mount (or its
+/// `bundles/`) given as BACKING stands for the directory it shows: edited
+/// through the mount, an item's lock would be a folder's flock, which the
+/// kernel keeps to itself (FUSE sends no flock for folders), so the
+/// command's read-change-write raced the mount's own edits and lost some
+/// (found from outside). Any other folder of a mount is no backing directory.
+enum BackingArgument {
+    static func directory(_ given: String) throws -> String {
+        guard let resolved = resolvedPath(given), let (mount, rest) = MountTable.queryfsMount(containing: resolved),
+              mount.type == "fuse.queryfs"
+        else { return given }
+        guard rest.isEmpty || rest == QueryFilesystem.bundlesName else {
+            throw Failure("\(given) is a folder of the queryfs mount at \(mount.mountPoint), not a backing directory: give \(mount.source) (or the mount point)")
+        }
+        return mount.source
     }
 }
 
