@@ -57,8 +57,11 @@ package struct ItemEditor: Sendable {
             var restored = state
             // Already as before: an edit whose record was written but whose
             // files never were (a crash, a failed write taken back), or one
-            // undone by hand or by an undo whose record was lost. Nothing to do.
+            // undone by hand or by an undo whose record was lost. Nothing to do
+            // but say so in the journal: unmarked, it stayed the last edit, and
+            // every later `undo` picked it again and never reached the ones before.
             if !entry.files.isEmpty, entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == EditJournal.hash($0.before) }) {
+                try journalNoChange(undoing: entry)
                 return nil
             }
             if entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == $0.afterHash }) {
@@ -73,6 +76,24 @@ package struct ItemEditor: Sendable {
                 }
             }
             return try commit(restored, from: state, item: entry.item, at: place, undoes: entry.id)
+        }
+    }
+
+    /// Records that `entry` is undone though nothing had to change (its files were as before it already).
+    private func journalNoChange(undoing entry: EditJournal.Entry) throws(EditError) {
+        let appender: EditJournal.Appender?
+        do {
+            appender = try journal?.open()
+        } catch {
+            throw EditError(error.errno, "\(entry.item): the journal \(EditJournal.fileName) cannot be written (\(error.message))")
+        }
+        guard let appender else { return }
+        defer { appender.close() }
+        do {
+            try appender.append(EditJournal.Entry(id: EditJournal.newID(), time: Timestamp.now.timeInterval, item: entry.item,
+                                                  changes: [], files: [], undoes: entry.id))
+        } catch {
+            throw EditError(error.errno, "\(entry.item): the undo could not be journaled (\(error.message))")
         }
     }
 

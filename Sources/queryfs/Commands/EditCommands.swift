@@ -153,10 +153,15 @@ struct HistoryCommand: ParsableCommand {
     }
 
     /// An edit's lines: one per field changed (`undo` prints what it took back the same way).
+    /// An undo that found the item as before the edit changed nothing: one line says so.
     static func lines(of entry: EditJournal.Entry) -> [String] {
-        entry.changes.map { change in
+        let undoes = entry.undoes.map { "\t(undoes \($0))" } ?? ""
+        guard !entry.changes.isEmpty else {
+            return ["\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t(no change: already as before the edit)\(undoes)"]
+        }
+        return entry.changes.map { change in
             "\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t\(change.field)\t"
-                + "\(JournalTime.text(change.old)) -> \(JournalTime.text(change.new))\(entry.undoes.map { "\t(undoes \($0))" } ?? "")"
+                + "\(JournalTime.text(change.old)) -> \(JournalTime.text(change.new))\(undoes)"
         }
     }
 }
