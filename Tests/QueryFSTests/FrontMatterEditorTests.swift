@@ -70,6 +70,14 @@ final class FrontMatterEditorTests: XCTestCase {
         XCTAssertThrowsError(try tags("---\nbase: &b [a]\ntags: *b\n---\n", ["a", "c"]))
         XCTAssertThrowsError(try tags("---\ntags:\n  - [nested]\n  - a\n---\n", ["a", "c"]))
         XCTAssertThrowsError(try set("---\ntitle: |\n  multi\n---\n", "title", .string("x")))
+        // A plain value the reader takes for a number, a boolean or a date is
+        // no text of tags (it is ignored, with a problem): refused, not written over.
+        for value in ["42", "2.5", "yes", "2024-05-01"] {
+            XCTAssertThrowsError(try tags("---\ntags: \(value)\n---\n", [value, "new"]), value)
+            XCTAssertEqual(try tags("---\ntags: \(value)\n---\n", []), "---\ntags: \(value)\n---\n", "no tags to take: untouched")
+        }
+        // Quoted, it is text: one tag, extended in its own style.
+        XCTAssertEqual(try tags("---\ntags: \"42\"\n---\n", ["42", "new"]), "---\ntags: \"42, new\"\n---\n")
     }
 
     /// A block opened and never closed within the head (or closed only past

@@ -284,6 +284,14 @@ struct FrontMatterBlock {
         guard scalar.style == .plain || scalar.style == .singleQuoted || scalar.style == .doubleQuoted else {
             throw FrontMatterError(message: "tags in a block of text this edit cannot change")
         }
+        // `tags: 42` (or `yes`, a date) is no text of tags to the reader, which
+        // ignores it: written over, the value was lost (found from outside).
+        if scalar.style == .plain {
+            let value = YAMLScalar.resolve(scalar.text)
+            guard case .string = value else {
+                throw FrontMatterError(message: "the tags are a \(value.typeName), not a list or text this edit can change")
+            }
+        }
         let hashes = original.split(whereSeparator: { $0 == "," || $0 == " " }).allSatisfy { $0.hasPrefix("#") } && !original.isEmpty
         // Its own separator; one tag alone says none, and a comma reads either way.
         let separator = original.contains(",") || FrontMatterTagString.words(original).count < 2 ? ", " : " "
