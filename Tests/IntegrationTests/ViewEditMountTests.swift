@@ -147,6 +147,16 @@ final class ViewEditMountTests: MountTestCase {
         XCTAssertEqual(errno { rename(fixture.mounted("tag/t/" + alpha), fixture.mounted("tag/u/" + alpha)) }, 0)
         XCTAssertEqual(try plist("a.hpwebsite")["tags"] as? [String], ["u"])
         assertEveryViewIsCurrent("mv tag/t → tag/u")
+        // The last entry moved out: emptied by mv, the folder stays until rmdir, as one emptied by rm.
+        for item in ["b.hpwebsite", "d.hpwebsite"] {
+            let named = try XCTUnwrap(entry("tag/t", item))
+            XCTAssertEqual(errno { rename(fixture.mounted("tag/t/" + named), fixture.mounted("tag/u/" + named)) }, 0, item)
+        }
+        XCTAssertEqual(try plist("b.hpwebsite")["tags"] as? [String], ["u"])
+        XCTAssertEqual(try json("d.hpwebsite")["tags"] as? [String], ["u"])
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/t"))?.count, 0, "emptied by mv, it stays until rmdir")
+        XCTAssertEqual(errno { symlink("../../bundles/b.hpwebsite", fixture.mounted("tag/t/x")) }, 0, "and takes an item back")
+        XCTAssertEqual(try plist("b.hpwebsite")["tags"] as? [String], ["u", "t"])
         let unarchived = try XCTUnwrap(entry("unarchived", "a.hpwebsite"))
         XCTAssertEqual(run(["mv", fixture.mounted("unarchived/" + unarchived), fixture.mounted("archived/")]), 0)
         XCTAssertEqual(try plist("a.hpwebsite")["isArchived"] as? Bool, true)

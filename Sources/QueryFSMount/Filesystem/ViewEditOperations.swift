@@ -162,7 +162,12 @@ extension QueryFilesystem {
                 }
                 return retitle(request, record, newName: newName, in: target, what: shown)
             }
-            if case .edits(let leaving) = ViewMembership.leave(sourceView.filter) { edits += leaving }
+            if case .edits(let leaving) = ViewMembership.leave(sourceView.filter) {
+                edits += leaving
+                // Emptied by a move, a tag folder stays until rmdir, as one emptied by rm does:
+                // a file manager showing it had it vanish under its window.
+                if source.path.count == 2, source.path[0] == ViewDefinition.tagFolder { madeTagFolders.withLock { _ = $0.insert(source.path[1]) } }
+            }
         }
         switch ViewMembership.join(targetView.filter, tagNamed: tag(forFolder:)) {
         case .edits(let joining): edits += joining
