@@ -42,6 +42,15 @@ final class FrontMatterTests: XCTestCase {
         XCTAssertEqual(note.payload["rating"], .integer(4))
     }
 
+    /// A top-level key given twice: the last is read (as Yams reads it),
+    /// and the note is told, once per key; nested maps are not checked.
+    func testAKeyGivenTwiceIsReported() {
+        let parsed = FrontMatter.parse(Array("---\ntags: [a]\ntitle: T\ntags: [b]\ntags: [c]\nm: {x: 1, y: 2}\n---\nbody\n".utf8))
+        XCTAssertEqual(parsed.payload["tags"], .array([.string("c")]))
+        XCTAssertEqual(parsed.problems, ["front matter: tags is given more than once; the last is read"])
+        XCTAssertEqual(FrontMatter.parse(Array("---\ntags: [a]\ntitle: T\n---\n".utf8)).problems, [])
+    }
+
     func testTagsMayBeOneStringOfWordsOrCommasWithHashes() {
         XCTAssertEqual(tags(parse("---\ntags: \"swift, linux servers, #rust\"\n---\n")), ["swift", "linux servers", "rust"])
         // Unquoted, ` #rust` is a YAML comment: libyaml says so, and so does this.

@@ -61,11 +61,17 @@ package enum FrontMatter {
                 parsed.problems.append("front matter: not UTF-8; ignored")
                 return parsed
             }
+            var duplicateKeys: [String] = []
             let read: Result<PayloadValue, FrontMatterError> = switch syntax {
             // The block starts on the note's second line (after the opening fence).
-            case .yaml: Result { () throws(FrontMatterError) in try YAMLFrontMatter.read(text, firstLine: 2) }
+            case .yaml: Result { () throws(FrontMatterError) in
+                let (value, duplicates) = try YAMLFrontMatter.readReporting(text, firstLine: 2)
+                duplicateKeys = duplicates
+                return value
+            }
             case .toml: Result { () throws(FrontMatterError) in try TOMLFrontMatter.read(text, firstLine: 2) }
             }
+            parsed.problems += duplicateKeys.map { "front matter: \($0) is given more than once; the last is read" }
             switch read {
             case .success(.dictionary(let dictionary)): parsed.payload = dictionary
             case .success(.null): break  // an empty block

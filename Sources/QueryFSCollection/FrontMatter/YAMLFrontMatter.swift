@@ -25,6 +25,13 @@ enum YAMLFrontMatter {
     /// `firstLine`: the note's line the block starts on, so that a mistake
     /// is reported at its line in the note, not in the block.
     static func read(_ text: String, firstLine: Int = 1) throws(FrontMatterError) -> PayloadValue {
+        try readReporting(text, firstLine: firstLine).value
+    }
+
+    /// The same, and the keys of the top-level map given more than once
+    /// (libyaml allows them; the last is read, as Yams reads it, and the
+    /// note is told of it: an edit finds the first, and is refused).
+    static func readReporting(_ text: String, firstLine: Int = 1) throws(FrontMatterError) -> (value: PayloadValue, duplicateKeys: [String]) {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { throw FrontMatterError(message: "cannot start the YAML parser") }
         defer { yaml_parser_delete(&parser) }
@@ -50,7 +57,7 @@ enum YAMLFrontMatter {
         } else {
             try Array(text.utf8).withUnsafeBufferPointer { (buffer) throws(FrontMatterError) in try parse(buffer) }
         }
-        return builder.document ?? .null
+        return (builder.document ?? .null, builder.duplicateKeys)
     }
 
     /// The value being built: the collections open now, the anchors seen.
@@ -67,6 +74,8 @@ enum YAMLFrontMatter {
         private var anchors: [String: (value: PayloadValue, size: Int)] = [:]
         private var values = 0
         private(set) var document: PayloadValue?
+        /// Keys of the top-level map given again, in the order met.
+        private(set) var duplicateKeys: [String] = []
         private(set) var finished = false
 
         mutating func take(_ event: yaml_event_t) throws(FrontMatterError) {
@@ -141,6 +150,7 @@ enum YAMLFrontMatter {
                 if skipping {
                     open.append(.map(dictionary, key: nil, skipping: false, anchor: anchor, size: size))
                 } else if let key {
+                    if open.isEmpty, dictionary[key] != nil, !duplicateKeys.contains(key) { duplicateKeys.append(key) }
                     dictionary[key] = value
                     open.append(.map(dictionary, key: nil, skipping: false, anchor: anchor, size: size))
                 } else if isKey, let keyText {
