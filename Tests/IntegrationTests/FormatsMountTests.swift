@@ -132,6 +132,24 @@ final class FormatsMountTests: MountTestCase {
         XCTAssertEqual(names("by-name"), ["0001 Intro to Swift: part 1.mp4", "0002 notes.json"])
         XCTAssertEqual(names("tag/tutorial"), ["0001 Intro to Swift: part 1.mp4"])
         XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "created<2024-03-06 created>2024-03-04"]).stdoutText, "0001 Intro to Swift: part 1.mp4\n")
+        // The sidecar is yt-dlp's: a tag taken out of it is refused (EROFS), not
+        // answered 0 and left (found from outside); one added goes to the attribute,
+        // journaled with the tags the item had, and comes out again.
+        let sidecar = RawFiles.read(fixture.backed("Intro to Swift [abc].info.json"))
+        XCTAssertEqual(unlink(fixture.mounted("tag/tutorial/0001 Intro to Swift: part 1.mp4")), -1)
+        XCTAssertEqual(Glibc.errno, EROFS)
+        let removed = QueryfsBinary.run(["tag", fixture.backing, "Intro to Swift [abc].mp4", "--remove", "swift"])
+        XCTAssertEqual(removed.status, 2)
+        XCTAssertTrue(removed.stderrText.contains("is in the sidecar Intro to Swift [abc].info.json"), removed.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("Intro to Swift [abc].info.json")), sidecar)
+        XCTAssertEqual(mkdir(fixture.mounted("tag/watched"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/Intro to Swift [abc].mp4", fixture.mounted("tag/watched/x")), 0)
+        XCTAssertEqual(WriteChecks.tagAttribute(fixture.backed("Intro to Swift [abc].mp4")), Array("watched".utf8))
+        XCTAssertTrue(QueryfsBinary.run(["history", fixture.backing]).stdoutText
+            .contains("tags\t[\"swift\", \"tutorial\"] -> [\"swift\", \"tutorial\", \"watched\"]"))
+        XCTAssertEqual(unlink(fixture.mounted("tag/watched/0001 Intro to Swift: part 1.mp4")), 0)
+        XCTAssertNil(WriteChecks.tagAttribute(fixture.backed("Intro to Swift [abc].mp4")))
+        XCTAssertEqual(RawFiles.read(fixture.backed("Intro to Swift [abc].info.json")), sidecar)
     }
 
     func testArchiveBoxTagsStayOneStringThroughEditsAndUndo() throws {

@@ -320,6 +320,11 @@ struct ItemState {
                         throw EditError(error.errno, "\(String(decoding: found.name, as: UTF8.self)): \(error.message)")
                     }
                 }
+            } else if status.st_mode & S_IFMT == S_IFREG, sidecars.kinds.contains(.json), !sidecars.isSidecarShaped(item.bytes),
+                      let found = SidecarRead.find(for: item.bytes, in: rootFD, sidecars: Sidecars([.json])),
+                      case .success(let (bytes, _)) = found.contents, let value = try? SidecarKind.json.read(bytes) {
+                // Its JSON sidecar (yt-dlp's `X.info.json`): read for what the item is, never written.
+                state.jsonSidecar = (found.name, value)
             }
             return state
         }
@@ -354,6 +359,7 @@ struct ItemState {
         guard isBundle else {
             var fields = noteFields(sources)
             if let sidecarFile, let payload = try? XMPSidecar.read(sidecarFile) { fields = PayloadFields(payload: payload, paths: sources.splitPaths) }
+            if let (_, value) = jsonSidecar { fields = PayloadFields(payload: value, paths: sources.splitPaths) }
             return Item(name: name, kind: .file, title: fields.title, archived: fields.archived,
                         tags: ExtendedAttributeTags.merge(payload: fields.tags, attribute: attributeTags), url: fields.url)
         }
@@ -492,6 +498,12 @@ struct ItemState {
            !noteFields(sources).tags.contains(written) {
             throw EditError(EROFS, "tag '\(written)' is written in the note's text (#\(written)): change it there")
         }
+        // A JSON sidecar's tags are its tool's (yt-dlp's): refused, not silently kept
+        // (the edit returned 0 and changed nothing, found from outside).
+        if let (name, value) = jsonSidecar,
+           let kept = PayloadFields(payload: value, paths: sources.splitPaths).tags.first(where: { change($0) != nil }) {
+            throw EditError(EROFS, "tag '\(kept)' is in the sidecar \(String(decoding: name, as: UTF8.self)), which queryfs does not write: change it there")
+        }
         // A sidecar's tags: written back into it, or refused whole.
         if sidecarName != nil, let bytes = sidecarFile, let sidecarTags = try? XMPSidecarEditor.tags(bytes),
            let kept = sidecarTags.first(where: { change($0) != nil }) {
@@ -540,6 +552,9 @@ struct ItemState {
     /// The XMP sidecar's name beside the file, and its bytes (nil: none yet; an edit makes it).
     var sidecarName: [UInt8]?
     var sidecarFile: [UInt8]?
+    /// A JSON sidecar's name and value: its fields are the item's, and an
+    /// edit of its tags is refused; tags added go to the attribute.
+    var jsonSidecar: (name: [UInt8], value: PayloadValue)?
 
     /// How the journal names a sidecar's file.
     static let sidecarJournalPrefix = "sidecar:"
