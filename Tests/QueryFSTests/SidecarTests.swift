@@ -62,6 +62,12 @@ final class SidecarTests: XCTestCase {
         XCTAssertEqual(both.owners(of: Array("IMG_2.xmp".utf8), among: Set(names.map { Array($0.utf8) })).map { String(decoding: $0, as: UTF8.self) },
                        ["IMG_2.cr2"])
         XCTAssertTrue(Sidecars().sidecarNames(among: names.map { Array($0.utf8) }).isEmpty, "no sidecars unless asked")
+        // What yt-dlp writes beside a video is not the video: its .info.json is the video's alone.
+        let side = ["Clip [x].webp", "Clip [x].description", "Clip [x].mp4.part", "Clip [x].JPG"]
+        let all = Set((names + side).map { Array($0.utf8) })
+        XCTAssertEqual(both.owners(of: Array("Clip [x].info.json".utf8), among: all).map { String(decoding: $0, as: UTF8.self) }, ["Clip [x].mp4"])
+        for file in side { XCTAssertFalse(both.candidates(for: Array(file.utf8)).contains { $0.1 == Array("Clip [x].info.json".utf8) }, file) }
+        XCTAssertTrue(both.candidates(for: Array("photo.jpg".utf8)).contains { $0.1 == Array("photo.json".utf8) }, "X.json is still a photo's")
     }
 
     func testScanReadsSidecarsAndLeavesThemOut() throws {

@@ -17,8 +17,25 @@ package enum SidecarKind: String, CaseIterable, Sendable {
         let stem = Self.stem(name)
         switch self {
         case .xmp: return [name + Array(".xmp".utf8)] + (stem.count < name.count ? [stem + Array(".xmp".utf8)] : [])
-        case .json: return stem.count < name.count ? [stem + Array(".info.json".utf8), stem + Array(".json".utf8)] : []
+        case .json:
+            guard stem.count < name.count else { return [] }
+            // What yt-dlp writes beside a video under the video's stem (its
+            // thumbnail, description, subtitles, a download in progress) is not
+            // the video: `X.info.json` is not theirs, or each was an item with
+            // the video's title and tags (found from outside). `X.json` still is.
+            if Self.ytDlpSideFileExtensions.contains(Self.extensionLowercased(name)) { return [stem + Array(".json".utf8)] }
+            return [stem + Array(".info.json".utf8), stem + Array(".json".utf8)]
         }
+    }
+
+    /// Extensions of the files yt-dlp writes beside a video besides its `.info.json`.
+    static let ytDlpSideFileExtensions: Set<[UInt8]> = Set(
+        ["webp", "jpg", "jpeg", "png", "description", "vtt", "srt", "ass", "ssa", "lrc", "ttml", "srv1", "srv2", "srv3", "json3",
+         "part", "ytdl", "temp"].map { Array($0.utf8) })
+
+    private static func extensionLowercased(_ name: [UInt8]) -> [UInt8] {
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return [] }
+        return Array(name[(dot + 1)...]).lowercasedASCII
     }
 
     /// Whether `name` has a sidecar's shape (`*.xmp`, `*.json`).
