@@ -189,6 +189,22 @@ final class XMPSidecarEditorTests: XCTestCase {
         XCTAssertEqual(try set(["beach", "Tom & Jerry"], in: darktable), darktable.replacingOccurrences(of: "     <rdf:li>places|beach</rdf:li>\n", with: ""))
     }
 
+    /// An empty list written `<rdf:Bag/>` is opened for the tag (it landed
+    /// outside the Bag, found from outside); CRLF lines get CRLF lines.
+    func testAnEmptySelfClosedListAndCRLFLines() throws {
+        let empty = darktable.replacingOccurrences(of: "<rdf:Bag>\n     <rdf:li>beach</rdf:li>\n     <rdf:li>Tom &amp; Jerry</rdf:li>\n    </rdf:Bag>", with: "<rdf:Bag/>")
+        XCTAssertNotEqual(empty, darktable, "the fixture has the list this test empties")
+        XCTAssertEqual(try XMPSidecarEditor.tags(Array(empty.utf8)), ["places/beach"])
+        let added = try set(["places/beach", "added"], in: empty)
+        XCTAssertEqual(added, empty.replacingOccurrences(of: "<rdf:Bag/>", with: "<rdf:Bag><rdf:li>added</rdf:li></rdf:Bag>"))
+        XCTAssertEqual(try set(["places/beach", "added"], in: empty.replacingOccurrences(of: "<rdf:Bag/>", with: "<rdf:Bag />")),
+                       empty.replacingOccurrences(of: "<rdf:Bag/>", with: "<rdf:Bag ><rdf:li>added</rdf:li></rdf:Bag>"))
+        let crlf = darktable.replacingOccurrences(of: "\n", with: "\r\n")
+        XCTAssertEqual(try set(["beach", "Tom & Jerry", "places/beach", "sun"], in: crlf),
+                       crlf.replacingOccurrences(of: "     <rdf:li>Tom &amp; Jerry</rdf:li>\r\n",
+                                                 with: "     <rdf:li>Tom &amp; Jerry</rdf:li>\r\n     <rdf:li>sun</rdf:li>\r\n"))
+    }
+
     func testASidecarIsMadeAndAListIsAdded() throws {
         let made = try set(["new"], in: nil)
         XCTAssertEqual(try XMPSidecarEditor.tags(Array(made.utf8)), ["new"])

@@ -45,9 +45,23 @@ enum XMPSidecarEditor {
         """
 
     private static func add(_ tag: String, to bytes: [UInt8]) throws(FrontMatterError) -> [UInt8] {
-        let layout = try XMPLayout(bytes)
-        let nested = tag.contains("/")
+        var layout = try XMPLayout(bytes)
         var bytes = bytes
+        // An empty list written `<rdf:Bag/>` gets its end tag first: an element
+        // inserted at a self-closed tag landed outside it, where no XMP reader looks.
+        if let empty = layout.selfClosedContainers.first {
+            let tag = bytes[empty]
+            guard let nameEnd = tag.dropFirst().firstIndex(where: { $0 == 47 || $0 == 62 || $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) else {
+                throw FrontMatterError(message: "an empty list this edit cannot open")
+            }
+            let name = Array(tag[(tag.startIndex + 1)..<nameEnd])
+            var opened = Array(tag)
+            guard let slash = opened.lastIndex(of: 47) else { throw FrontMatterError(message: "an empty list this edit cannot open") }
+            opened.replaceSubrange(slash..., with: Array("></".utf8) + name + [62])
+            bytes.replaceSubrange(empty, with: opened)
+            layout = try XMPLayout(bytes)
+        }
+        let nested = tag.contains("/")
         // Latest place first, so earlier offsets stay true.
         var insertions: [(Int, String)] = []
         if nested, let list = layout.lists["lr"] { insertions.append(list.insertion(tag.split(separator: "/").joined(separator: "|"), in: bytes, rdf: layout.rdfPrefix)) }
@@ -123,7 +137,9 @@ struct XMPLayout {
             while start > 0, bytes[start - 1] == 32 || bytes[start - 1] == 9 { start -= 1 }
             let indentation = String(decoding: bytes[start..<last.range.lowerBound], as: UTF8.self)
             let ownLine = start == 0 || bytes[start - 1] == 10
-            return (last.range.upperBound, (ownLine ? "\n" + indentation : "") + element)
+            // The file's own line ending (CRLF stayed CRLF only on the lines already there).
+            let newline = start >= 2 && bytes[start - 1] == 10 && bytes[start - 2] == 13 ? "\r\n" : "\n"
+            return (last.range.upperBound, (ownLine ? newline + indentation : "") + element)
         }
     }
 
@@ -133,6 +149,8 @@ struct XMPLayout {
     var descriptionEnd: Int?
     var rdfPrefix = "rdf"
     var dcPrefix: String?
+    /// Keyword lists' containers written as one empty tag (`<rdf:Bag/>`): their byte ranges.
+    var selfClosedContainers: [Range<Int>] = []
 
     init(_ bytes: [UInt8]) throws(FrontMatterError) {
         guard let parser = XML_ParserCreateNS(nil, 0x20) else { throw FrontMatterError(message: "cannot start the XML parser") }
@@ -159,6 +177,7 @@ struct XMPLayout {
         }
         guard !state.refused, status == XML_STATUS_OK else { throw FrontMatterError(message: "the sidecar is not XML this edit can change") }
         lists = state.lists
+        selfClosedContainers = state.selfClosedContainers
         descriptionEnd = state.descriptionEnd
         rdfPrefix = state.rdfPrefix
         dcPrefix = state.dcPrefix
@@ -177,6 +196,9 @@ private final class XMPLayoutState {
     /// The keyword list open now: its key and its element's depth.
     private var list: (key: String, depth: Int)?
     private var element: (start: Int, text: [UInt8])?
+    /// The open list's container start tag: where it is and how long.
+    private var container: Range<Int>?
+    var selfClosedContainers: [Range<Int>] = []
 
     private static let keys = ["http://purl.org/dc/elements/1.1/ subject": "tags", "http://ns.adobe.com/lightroom/1.0/ hierarchicalSubject": "lr",
                                "http://www.digikam.org/ns/1.0/ TagsList": "digiKam"]
@@ -196,6 +218,8 @@ private final class XMPLayoutState {
         if list == nil, let key = Self.keys[qualified], lists[key] == nil {
             list = (key, depth)
             lists[key] = XMPLayout.List(close: offset, elements: [])
+        } else if let (_, listDepth) = list, depth == listDepth + 1 {
+            container = offset..<(offset + Int(XML_GetCurrentByteCount(parser)))
         } else if let (key, listDepth) = list, depth == listDepth + 2, parts[0] == Self.rdf, parts[1] == "li" {
             element = (offset, [])
             _ = key
@@ -218,6 +242,8 @@ private final class XMPLayoutState {
                 element = nil
             } else if depth == listDepth + 1 {
                 lists[key]?.close = offset  // the container's end tag
+                // No end tag of its own (Expat counts none): `<rdf:Bag/>`.
+                if XML_GetCurrentByteCount(parser) == 0, let container { selfClosedContainers.append(container) }
             } else if depth == listDepth {
                 list = nil
             }
