@@ -252,6 +252,13 @@ final class MountStatusTests: MountTestCase {
         XCTAssertEqual(QueryfsBinary.run(["ls", fixture.mountPoint, "tag:swift -archived"]).stdout,
                        QueryfsBinary.run(["ls", fixture.backing, "tag:swift -archived"]).stdout)
         XCTAssertEqual(QueryfsBinary.run(["ls", fixture.mountPoint, "colour=red"]).status, 2)
+        // A query with a `/` names no folder of the mount: answered all the same (found from
+        // outside: "no view", and a stray query/ folder; the views below would show one).
+        let slashed = QueryfsBinary.run(["ls", fixture.mountPoint, "tags~rock/*"])
+        XCTAssertEqual(slashed.status, 0, slashed.stderrText)
+        XCTAssertFalse(slashed.stdoutText.isEmpty)
+        XCTAssertEqual(slashed.stdout, QueryfsBinary.run(["ls", fixture.backing, "tags~rock/*", "--no-index"]).stdout)
+        XCTAssertEqual(slashed.stdout, QueryfsBinary.run(["ls", fixture.backing, "tags~rock/*"]).stdout, "BACKING, while mounted")
         let mountedViews = Set(QueryfsBinary.run(["views", fixture.mountPoint]).stdoutText.split(separator: "\n"))
         let scannedViews = Set(QueryfsBinary.run(["views", fixture.backing]).stdoutText.split(separator: "\n"))
         XCTAssertEqual(mountedViews.subtracting(scannedViews.map { $0 }), Set(["query/tag:swift -archived\t\(QueryfsBinary.run(["ls", fixture.backing, "tag:swift -archived"]).stdoutText.split(separator: "\n").count)"]))

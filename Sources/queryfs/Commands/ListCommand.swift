@@ -33,6 +33,12 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         // A mount point: the daemon's folders answer, already current.
         if configFile == nil, absoluteLinksMountPoint == nil, let mountPoint = MountedViews.mountPoint(backing) {
+            // A query with a `/` (`tags~a/*`) names no folder of the mount: it is
+            // asked of the directory the mount shows, as without a mount.
+            if !Self.namesAFolder(view, of: mountPoint),
+               let source = MountTable.mounts().first(where: { $0.type == "fuse.queryfs" && $0.mountPoint == mountPoint })?.source {
+                return try listWithoutMount(source)
+            }
             return try reportingFailures {
                 guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: long) else {
                     // Another user's mount without allow_other answers nothing at all: say so, not "no view".
@@ -50,11 +56,16 @@ struct ListCommand: ParsableCommand {
         // target is a readlink through the mount each. A view or query the
         // mount refuses (a payload key it was not given) is asked of the index.
         if configFile == nil, absoluteLinksMountPoint == nil, !long, !index.isGiven,
-           let mountPoint = MountedViews.mountPoint(ofBacking: backing),
+           let mountPoint = MountedViews.mountPoint(ofBacking: backing), Self.namesAFolder(view, of: mountPoint),
            let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: false)
         {
             return write(entries)
         }
+        try listWithoutMount(backing)
+    }
+
+    /// The entries computed from `backing` and its index, as without a mount.
+    private func listWithoutMount(_ backing: String) throws {
         try reportingFailures {
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative
             let entries = try ViewResolver.entries(view, in: backing, configFile: configFile,
@@ -84,6 +95,14 @@ struct ListCommand: ParsableCommand {
     }
 
     private var terminator: UInt8 { null ? 0 : 0x0A }
+
+    /// Whether the mount can answer `view` with a folder: a view path, or a
+    /// query without `/` (a query folder's name). `tags~a/*` names none:
+    /// asked of the mount, it made a stray `query/tags~a` folder and failed.
+    private static func namesAFolder(_ view: String, of mountPoint: String) -> Bool {
+        guard view.contains("/"), let first = view.split(separator: "/").first else { return true }
+        return access(mountPoint + "/" + first, F_OK) == 0
+    }
 }
 
 /// Loads a catalog as BACKING's configuration says, turning errors into the user's one line.
