@@ -244,6 +244,27 @@ final class MountCommandTests: XCTestCase {
         XCTAssertTrue(result.stderrText.contains("Permission denied") && result.stderrText.contains("allow_other"), result.stderrText)
     }
 
+    /// A mount in use (a shell's folder inside) is taken out of the tree at
+    /// once, and `unmount` says the daemon lives on until it is let go
+    /// (found from outside: it returned 0 silently); then the daemon ends.
+    func testUnmountOfABusyMountSaysSo() throws {
+        try fixture.mount()
+        let inside = Program.spawn(["sh", "-c", "cd '\(fixture.mounted("by-name"))' && exec sleep 30"], stdout: "/dev/null", stderr: "/dev/null")
+        defer { kill(inside, SIGKILL); _ = Program.wait(inside) }
+        XCTAssertTrue(eventually { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(inside)/cwd"))?.hasSuffix("by-name") == true })
+        let daemons = Program.run(["pgrep", "-f", "mount -f --ready-fd 3 .*\(fixture.mountPoint)"]).stdoutText
+        XCTAssertFalse(daemons.isEmpty, "the mount's daemon")
+        let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
+        XCTAssertEqual(result.status, 0, result.stderrText)
+        XCTAssertTrue(result.stderrText.contains("was in use"), result.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+        kill(inside, SIGKILL)
+        _ = Program.wait(inside)
+        for pid in daemons.split(separator: "\n").compactMap({ pid_t($0) }) {
+            XCTAssertTrue(eventually(timeout: 10) { kill(pid, 0) != 0 }, "the daemon outlived its last user")
+        }
+    }
+
     func testUnmountOfSomethingNotMounted() {
         let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
         XCTAssertNotEqual(result.status, 0)

@@ -6,15 +6,26 @@ import QueryFSEngine
 /// Unmounting, with `fusermount3 -u` (works for the user who mounted) and,
 /// for a stale mount it cannot handle, a lazy unmount.
 package enum Unmounter {
-    /// Returns nil on success, else the line to show.
-    package static func unmount(_ mountPoint: String) -> String? {
+    package enum Outcome: Equatable {
+        case unmounted
+        /// In use (a shell's folder, an open file): taken out of the file
+        /// tree now, the daemon ending once the last user lets go.
+        case detachedWhileBusy
+        case failed(String)
+    }
+
+    package static func unmount(_ mountPoint: String) -> Outcome {
         let status = run(["fusermount3", "-u", "-q", mountPoint])
-        if status == 0 { return nil }
-        // A stale mount (daemon killed): a lazy unmount clears it.
-        if run(["fusermount3", "-u", "-z", "-q", mountPoint]) == 0 { return nil }
-        if umount2(mountPoint, Int32(MNT_DETACH)) == 0 { return nil }
+        if status == 0 { return .unmounted }
+        // Busy or stale (daemon killed): a lazy unmount clears either. A busy one
+        // answers a stat still, a stale one cannot (ENOTCONN): only that one is news.
+        var before = stat()
+        let alive = stat(mountPoint, &before) == 0
+        if run(["fusermount3", "-u", "-z", "-q", mountPoint]) == 0 || umount2(mountPoint, Int32(MNT_DETACH)) == 0 {
+            return alive ? .detachedWhileBusy : .unmounted
+        }
         let isMounted = MountTable.mounts().contains { $0.mountPoint == (resolvedPath(mountPoint) ?? mountPoint) }
-        return isMounted ? "cannot unmount \(mountPoint): it is busy or not yours" : "\(mountPoint) is not mounted"
+        return .failed(isMounted ? "cannot unmount \(mountPoint): it is busy or not yours" : "\(mountPoint) is not mounted")
     }
 
     /// Runs a program found on PATH and returns its exit status (-1 if it could not start).

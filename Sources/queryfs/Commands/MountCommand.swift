@@ -154,7 +154,13 @@ struct UnmountCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            if let failure = Unmounter.unmount(mountPoint) { throw Failure(failure) }
+            switch Unmounter.unmount(mountPoint) {
+            case .unmounted: break
+            case .detachedWhileBusy:
+                // Said, not silent: the daemon lives on until the folder is let go (a shell's cwd there).
+                printError("\(mountPoint) was in use: it is taken out of the file tree now, and its daemon ends when the last program using it lets go")
+            case .failed(let failure): throw Failure(failure)
+            }
         }
     }
 }
