@@ -85,6 +85,25 @@ final class EventMountTests: MountTestCase {
         assertEventsReplayListings(watch, old)
     }
 
+    /// `rm` through the mount of an item whose files the kernel has read
+    /// (a file manager always has): the entries after it get their rank
+    /// renames too (found from outside: given up for a folder touch, so
+    /// pcmanfm kept the old ranks for good).
+    func testAnRmThroughTheMountShiftsTheRanksAfterIt() throws {
+        try mount()
+        let views = ["tag/swift"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        XCTAssertEqual(old["tag/swift"]?.count, 2)
+        XCTAssertNotNil(RawFiles.read(fixture.mounted("bundles/a.hpwebsite/payload.plist")))
+        let watch = EventWatch(views.map(fixture.mounted))
+        let first = try XCTUnwrap(old["tag/swift"]?.sorted().first)
+        XCTAssertTrue(first.hasSuffix(" Alpha.hpwebsite"), first)
+        XCTAssertEqual(unlink(fixture.mounted("tag/swift/" + first)), 0)
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("tag/swift")) { $0.kinds.contains("MOVED_TO") && $0.name == "0001 Beta.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("tag/swift")))")
+        assertEventsReplayListings(watch, old)
+    }
+
     func testARenameInBackingReplacesTheBundle() throws {
         try mount()
         let views = ["by-name", "by-modified", "tag/swift", "tag/rust"]

@@ -110,6 +110,9 @@ final class EventReplayer: @unchecked Sendable {
 
     /// Queued rank-shift renames past this are given up (a few seconds of replay).
     static let queuedShiftLimit = 4000
+    /// Rank-shift renames a replay makes before newer work may cut it short
+    /// (about 10 ms of renames): a small folder's shifts always complete.
+    static let shiftsBeforeYielding = 256
 
     private var hasQueuedWork: Bool { queueLock.withLock { !queue.isEmpty || stopped } }
 
@@ -159,13 +162,19 @@ final class EventReplayer: @unchecked Sendable {
             guard case .entries(let folder, let script) = step, !script.shifts.isEmpty else { return nil }
             return (folder, script)
         }[...]
+        var shifted = 0
         while let (folder, script) = pending.first {
             for operation in script.shifts {
-                if hasQueuedWork {
+                // The first few always go: an `rm` through the mount queues the
+                // item's other changes at once, and giving up then left every
+                // watcher with the old ranks for good (pcmanfm showed 0002…0009,
+                // found from outside); a folder touch is no reload to most.
+                if shifted >= Self.shiftsBeforeYielding, hasQueuedWork {
                     for (left, _) in pending { touchFolder(left, in: folders) }
                     return
                 }
                 replay(operation, in: folder, folders: folders)
+                shifted += 1
             }
             if script.overBound { touchFolder(folder, in: folders) }
             pending = pending.dropFirst()
