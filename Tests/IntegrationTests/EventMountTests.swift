@@ -104,6 +104,32 @@ final class EventMountTests: MountTestCase {
         assertEventsReplayListings(watch, old)
     }
 
+    /// A name typed through the mount that is not the entry's (`ln -s X
+    /// tag/t/mine`, a rename typed over the whole name, `mv` to a name of
+    /// one's own): watchers hear it go as the real name comes, so applying
+    /// the events gives the listing (found from outside: ghosts in pcmanfm
+    /// and Nautilus until they reloaded).
+    func testNamesTypedThroughTheMountDoNotStayInWatchersCopies() throws {
+        try mount()
+        let views = ["tag/swift", "by-name", "tag/rust"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        let watch = EventWatch(views.map(fixture.mounted))
+        XCTAssertEqual(symlink("../../bundles/c.hpwebsite", fixture.mounted("tag/swift/my own name.hpwebsite")), 0)
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("tag/swift")) { $0.kinds.contains("DELETE") && $0.name == "my own name.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("tag/swift")))")
+        let delta = try XCTUnwrap(names("by-name").first { $0.hasSuffix(" Delta.hpwebsite") })
+        XCTAssertEqual(rename(fixture.mounted("by-name/" + delta), fixture.mounted("by-name/Typed over.hpwebsite")), 0)
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("by-name")) { $0.kinds.contains("DELETE") && $0.name == "Typed over.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("by-name")))")
+        let alpha = try XCTUnwrap(names("tag/swift").first { $0.hasSuffix(" Alpha.hpwebsite") })
+        XCTAssertEqual(rename(fixture.mounted("tag/swift/" + alpha), fixture.mounted("tag/rust/moved here.hpwebsite")), 0)
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("tag/rust")) { $0.kinds.contains("DELETE") && $0.name == "moved here.hpwebsite" },
+                      "\(watch.events(in: fixture.mounted("tag/rust")))")
+        assertEventsReplayListings(watch, old)
+        // The typed name still leads to the entry it became (a program looks it up next).
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.hpwebsite")), "../bundles/d.hpwebsite")
+    }
+
     func testARenameInBackingReplacesTheBundle() throws {
         try mount()
         let views = ["by-name", "by-modified", "tag/swift", "tag/rust"]

@@ -57,6 +57,15 @@ struct EventScript {
     static var folderOnly: EventScript { EventScript() }
     private init() { overBound = true }
 
+    /// One name taken away: a name typed through the mount for the entry of
+    /// `record` that is not the entry's own (`ViewEditOperations.announceTypedNameGone`).
+    static func removing(_ name: [UInt8], record: ItemRecord) -> EventScript {
+        var script = EventScript()
+        script.overBound = false
+        script.urgent = [.remove(name: name, record: record)]
+        return script
+    }
+
     /// The script from `old` to `new` for `change`, with at most about
     /// `bound` operations.
     init(old: ViewListing, new: ViewListing, change: ViewChange, bound: Int) {

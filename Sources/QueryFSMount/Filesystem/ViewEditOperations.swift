@@ -86,6 +86,28 @@ extension QueryFilesystem {
         for (parent, name) in names { nameInvalidations.add(parent: parent, name: name) }
     }
 
+    /// After an edit that made the kernel hold `typed` in `folder` for the
+    /// entry of `item` (`ln -s X tag/t/mine`, `mv` or a rename typed over
+    /// the whole name): unless that is the entry's real name, the event
+    /// replay unlinks it through the mount, so watchers hear it go as they
+    /// hear the real one come (found from outside: the typed name stayed in
+    /// pcmanfm and Nautilus windows until they reloaded; the kernel raises no
+    /// event for a name `fuse_lowlevel_notify_delete` drops). The edit has
+    /// published the new listing before it returns, so the real name is
+    /// known here. `heldAs`: the node the kernel holds the name for (an
+    /// entry moved in from another view keeps that view's node), nil when
+    /// unknown; the real name held for another node is dropped.
+    func announceTypedNameGone(_ typed: [UInt8], for item: ItemName, in folder: ViewFolder, heldAs: UInt64?) {
+        let listing = folder.listing
+        guard let index = listing.index(ofItem: item) else { return forgetNamesAfterReply([(folder.id, typed)]) }
+        if listing.name(at: index) == typed {
+            if heldAs != NodeID.entry(folder: folder.serial, item: listing.records[index].serial) { forgetNamesAfterReply([(folder.id, typed)]) }
+            return
+        }
+        guard let replayer = eventReplayer else { return forgetNamesAfterReply([(folder.id, typed)]) }
+        replayer.add([.entries(folder: folder, script: .removing(typed, record: listing.records[index]))])
+    }
+
     // MARK: ln -s, rm, mv of entries
 
     func viewSymlink(_ request: fuse_req_t?, target: UnsafePointer<CChar>, parent: UInt64, name: UnsafePointer<CChar>) {
@@ -114,6 +136,7 @@ extension QueryFilesystem {
         var entry = entryParameters(id: id, attributes: linkAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
         fuse_reply_entry(request, &entry)
         forgetNamesAfterReply()
+        announceTypedNameGone(Self.bytes(name), for: item, in: folder, heldAs: id)
     }
 
     func viewUnlink(_ request: fuse_req_t?, parent: UInt64, name: UnsafePointer<CChar>) {
@@ -148,6 +171,8 @@ extension QueryFilesystem {
         }
         let item: ItemName
         var edits: [FieldEdit] = []
+        // The node the kernel moves under the new name: the source view's entry (unknown from bundles/).
+        var movedNode: UInt64?
         if parent == NodeID.bundles || passthrough.node(parent)?.folder != nil, let node = passthrough.node(parent),
            let named = self.item(named: name, in: node) {
             item = named
@@ -155,6 +180,7 @@ extension QueryFilesystem {
             guard let (source, sourceView) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not an entry of a view") }
             guard let record = entryRecord(named: name, in: source) else { return fail(request, ENOENT) }
             item = record.name
+            movedNode = NodeID.entry(folder: source.serial, item: record.serial)
             if source.serial == target.serial {
                 // conflicts/ names entries after the item they clash with, not their title: no title to set there.
                 guard sourceView.entryTitle.source == .title else {
@@ -178,7 +204,7 @@ extension QueryFilesystem {
         let code = edit(item, edits, what: shown, expected: targetView.filter.matches)
         fail(request, code)
         // The kernel moved its name for the old entry; the entry's real name is computed.
-        if code == 0 { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
+        if code == 0 { announceTypedNameGone(Self.bytes(newName), for: item, in: target, heldAs: movedNode) }
     }
 
     /// A rename within a view folder (`mv`, a file manager's F2) sets the
@@ -196,7 +222,7 @@ extension QueryFilesystem {
         let code = edit(record.name, [.setTitle(String(title))], what: what, expected: { _ in true })
         if code == 0 { retitledNames.note(Self.bytes(newName), for: record.name, in: folder.id) }
         fail(request, code)
-        if code == 0 { forgetNamesAfterReply([(folder.id, Self.bytes(newName))]) }
+        if code == 0 { announceTypedNameGone(Self.bytes(newName), for: record.name, in: folder, heldAs: NodeID.entry(folder: folder.serial, item: record.serial)) }
     }
 
     static func bytes(_ name: UnsafePointer<CChar>) -> [UInt8] {
