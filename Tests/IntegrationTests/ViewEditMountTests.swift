@@ -190,6 +190,13 @@ final class ViewEditMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.hpwebsite")), "../bundles/a.hpwebsite")
         XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.json")), nil, "the extension is part of the name")
         XCTAssertNotNil(entry("by-name", "a.hpwebsite").map { $0.hasSuffix(" Typed over.hpwebsite") })
+        // A leading number that cannot be a rank here (not the folder's width, or past its count) is the title's.
+        let retitled = try XCTUnwrap(entry("by-name", "a.hpwebsite"))
+        XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + retitled), fixture.mounted("by-name/2024 Plans.hpwebsite")) }, 0)
+        XCTAssertEqual(try plist("a.hpwebsite")["webTitle"] as? String, "2024 Plans")
+        let again = try XCTUnwrap(entry("by-name", "a.hpwebsite"))
+        XCTAssertEqual(errno { rename(fixture.mounted("by-name/" + again), fixture.mounted("by-name/7 Wonders.hpwebsite")) }, 0)
+        XCTAssertEqual(try plist("a.hpwebsite")["webTitle"] as? String, "7 Wonders")
     }
 
     // MARK: Tag folders

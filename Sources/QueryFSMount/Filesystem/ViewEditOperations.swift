@@ -212,7 +212,12 @@ extension QueryFilesystem {
     /// item's, or `.desktop`).
     private func retitle(_ request: fuse_req_t?, _ record: ItemRecord, newName: UnsafePointer<CChar>, in folder: ViewFolder, what: String) {
         var title = Substring(String(decoding: Self.bytes(newName), as: UTF8.self))
-        if let space = title.firstIndex(of: " "), !title[..<space].isEmpty, title[..<space].allSatisfy({ ("0"..."9").contains($0) }) {
+        // A leading number is the rank only when it could be one here: the
+        // folder's width and at most its count. "2024 Plans" in a folder of
+        // 48 keeps its year (found from outside: the title became "Plans").
+        let listing = folder.listing
+        if let space = title.firstIndex(of: " "), !title[..<space].isEmpty, title[..<space].allSatisfy({ ("0"..."9").contains($0) }),
+           title[..<space].count == listing.width, let rank = Int(title[..<space]), rank <= max(listing.count, 1) {
             title = title[title.index(after: space)...]
         }
         let ext = record.entryTitle(folder.listing.naming).ext
