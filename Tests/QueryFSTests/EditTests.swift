@@ -159,6 +159,22 @@ final class EditTests: FixtureTestCase {
         XCTAssertNil(try foundationJSON("j.b/payload.json")["kind"])
     }
 
+    /// A list written on one line gets the new tag last, in its own
+    /// separator (found from outside: `["zz", "arr1","arr2"]`); over lines,
+    /// first (above: the one-line diff).
+    func testAOneLineJSONListGrowsAtItsEnd() throws {
+        let editor = try editor()
+        for (list, grown) in [(#"["arr1","arr2"]"#, #"["arr1","arr2","zz"]"#), (#"["a", "b"]"#, #"["a", "b", "zz"]"#),
+                              (#"["a"]"#, #"["a", "zz"]"#), (#"[]"#, #"["zz"]"#)] {
+            bundle("o.b", file: "payload.json", contents: Array(#"{"title": "One", "tags": \#(list), "kind": {"a": 1}}"#.utf8))
+            try editor.apply([.addTag("zz")], to: ItemName("o.b"))
+            XCTAssertEqual(String(decoding: bytes("o.b/payload.json"), as: UTF8.self), #"{"title": "One", "tags": \#(grown), "kind": {"a": 1}}"#, list)
+            try editor.apply([.setPayload("kind.b", .integer(2))], to: ItemName("o.b"))
+            XCTAssertTrue(String(decoding: bytes("o.b/payload.json"), as: UTF8.self).hasSuffix(#""kind": {"a": 1, "b": 2}}"#), list)
+            removeTree(path("o.b"))
+        }
+    }
+
     // MARK: Binary
 
     func testBinaryPlistsStayBinaryWithEveryOtherValue() throws {

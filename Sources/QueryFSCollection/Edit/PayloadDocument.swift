@@ -131,7 +131,7 @@ struct TextPayloadDocument: PayloadDocument {
             try insertElement(keyText, newValue, into: range, after: members.last, isEmptyForm: isEmptyForm, container: "dict")
         case .json:
             let member = Array(JSON.string(key).utf8) + Array(": ".utf8) + (try render(newValue, indent: []))
-            try insertJSON(member, into: range, first: members.first, isEmptyForm: isEmptyForm, brackets: ("{", "}"))
+            try insertJSON(member, into: range, first: members.first, last: members.last, isEmptyForm: isEmptyForm, brackets: ("{", "}"))
         }
     }
 
@@ -158,18 +158,26 @@ struct TextPayloadDocument: PayloadDocument {
         try replace((open + 1)..<closing, with: body)
     }
 
-    /// JSON: `text` (a member or an element) as the first of the container.
-    /// Inserts `text` before the first element or member, not after the
-    /// last: the last has no comma, so a line there would change two lines
-    /// of a multi-line file (the diff of one tag added must be one line).
-    private mutating func insertJSON(_ text: [UInt8], into range: Range<Int>, first: Range<Int>?, isEmptyForm: Bool,
+    /// JSON: `text` (a member or an element) into the container. In a
+    /// container laid out over lines it goes first, not last: the last has
+    /// no comma, so a line there would change two lines of the file (the
+    /// diff of one tag added must be one line). On one line it goes last,
+    /// where a reader expects a new tag (`["a", "b", "new"]`), in the
+    /// container's own separator (`","` or `", "`).
+    private mutating func insertJSON(_ text: [UInt8], into range: Range<Int>, first: Range<Int>?, last: Range<Int>?, isEmptyForm: Bool,
                                      brackets: (Character, Character)) throws(EditError)
     {
-        guard let first else {
+        guard let first, let last else {
             return try replace(range, with: Array("\(brackets.0)".utf8) + text + Array("\(brackets.1)".utf8))
         }
         let multiLine = layout.hasLineBreak(from: range.lowerBound, to: first.lowerBound)
-        let separator: [UInt8] = multiLine ? [0x0A] + layout.indentation(ofLineAt: first.lowerBound) : [0x20]
+        if !multiLine {
+            // The separator the container uses after its first child (a comma, then a space or none).
+            let spaced = first != last && layout.bytes[first.upperBound..<last.lowerBound].contains(UInt8(ascii: " "))
+                || first == last
+            return try replace(last.upperBound..<last.upperBound, with: [UInt8(ascii: ",")] + (spaced ? [0x20] : []) + text)
+        }
+        let separator: [UInt8] = [0x0A] + layout.indentation(ofLineAt: first.lowerBound)
         try replace(first.lowerBound..<first.lowerBound, with: text + [UInt8(ascii: ",")] + separator)
     }
 
@@ -206,7 +214,8 @@ struct TextPayloadDocument: PayloadDocument {
         }
         switch format {
         case .xml: try insertElement([], element, into: range, after: elements.last?.range, isEmptyForm: isEmptyForm, container: "array")
-        case .json: try insertJSON(try render(element, indent: []), into: range, first: elements.first?.range, isEmptyForm: isEmptyForm,
+        case .json: try insertJSON(try render(element, indent: []), into: range, first: elements.first?.range, last: elements.last?.range,
+                                   isEmptyForm: isEmptyForm,
                                    brackets: ("[", "]"))
         }
     }
