@@ -205,6 +205,27 @@ final class XMPSidecarEditorTests: XCTestCase {
                                                  with: "     <rdf:li>Tom &amp; Jerry</rdf:li>\r\n     <rdf:li>sun</rdf:li>\r\n"))
     }
 
+    /// A description whose properties are all attributes, dc declared on it:
+    /// the new list uses that prefix (no second xmlns:dc) on a line of its
+    /// own, the end tag's line as it was (found from outside: both changed).
+    func testAListAddedToADescriptionOfAttributesUsesItsPrefixAndItsLines() throws {
+        let attributes = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/">
+             <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+              <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"
+                xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4">
+              </rdf:Description>
+             </rdf:RDF>
+            </x:xmpmeta>
+
+            """
+        let added = try set(["sun"], in: attributes)
+        XCTAssertEqual(added, attributes.replacingOccurrences(of: "xmp:Rating=\"4\">\n  </rdf:Description>",
+                                                              with: "xmp:Rating=\"4\">\n   <dc:subject><rdf:Bag><rdf:li>sun</rdf:li></rdf:Bag></dc:subject>\n  </rdf:Description>"))
+        let made = try set(["new"], in: nil)
+        XCTAssertEqual(made.components(separatedBy: "xmlns:dc=").count, 2, "one declaration of dc: \(made)")
+    }
+
     func testASidecarIsMadeAndAListIsAdded() throws {
         let made = try set(["new"], in: nil)
         XCTAssertEqual(try XMPSidecarEditor.tags(Array(made.utf8)), ["new"])

@@ -71,9 +71,20 @@ enum XMPSidecarEditor {
                 insertions.append(list.insertion(tag, in: bytes, rdf: layout.rdfPrefix))
             } else {
                 guard let end = layout.descriptionEnd else { throw FrontMatterError(message: "no rdf:Description to hold the tags") }
+                // The dc prefix the description already has in scope (declared on it or above: no second xmlns:dc).
                 let dc = layout.dcPrefix.map { ($0, "") } ?? ("dc", " xmlns:dc=\"http://purl.org/dc/elements/1.1/\"")
                 let rdf = layout.rdfPrefix
-                insertions.append((end, " <\(dc.0):subject\(dc.1)><\(rdf):Bag><\(rdf):li>\(escaped(tag))</\(rdf):li></\(rdf):Bag></\(dc.0):subject>\n  "))
+                let subject = "<\(dc.0):subject\(dc.1)><\(rdf):Bag><\(rdf):li>\(escaped(tag))</\(rdf):li></\(rdf):Bag></\(dc.0):subject>"
+                // On a line of its own above the end tag, one step further in, the end tag's line untouched.
+                var lineStart = end
+                while lineStart > 0, bytes[lineStart - 1] == 32 || bytes[lineStart - 1] == 9 { lineStart -= 1 }
+                if lineStart > 0, bytes[lineStart - 1] == 10 {
+                    let indent = String(decoding: bytes[lineStart..<end], as: UTF8.self)
+                    let newline = lineStart >= 2 && bytes[lineStart - 2] == 13 ? "\r\n" : "\n"
+                    insertions.append((lineStart, indent + " " + subject + newline))
+                } else {
+                    insertions.append((end, subject))
+                }
             }
         }
         for (offset, text) in insertions.sorted(by: { $0.0 > $1.0 }) { bytes.insert(contentsOf: Array(text.utf8), at: offset) }
@@ -164,6 +175,9 @@ struct XMPLayout {
             state.refused = true
             XML_StopParser(state.parser, 0)
         }
+        XML_SetNamespaceDeclHandler(parser, { data, prefix, uri in
+            Unmanaged<XMPLayoutState>.fromOpaque(data!).takeUnretainedValue().declared(prefix: prefix, uri: uri)
+        }, nil)
         XML_SetElementHandler(parser, { data, name, _ in
             Unmanaged<XMPLayoutState>.fromOpaque(data!).takeUnretainedValue().start(name!)
         }, { data, name in
@@ -208,9 +222,25 @@ private final class XMPLayoutState {
 
     private var offset: Int { Int(XML_GetCurrentByteIndex(parser)) }
 
+    /// Namespace declarations of the element about to start (Expat reports them first).
+    private var pendingDeclarations: [(prefix: String, uri: String)] = []
+    /// Whether the first rdf:Description has started (declarations above or on it are in its scope).
+    private var descriptionStarted = false
+
+    func declared(prefix: UnsafePointer<CChar>?, uri: UnsafePointer<CChar>?) {
+        guard let prefix, let uri else { return }
+        pendingDeclarations.append((String(cString: prefix), String(cString: uri)))
+    }
+
     func start(_ name: UnsafePointer<CChar>) {
         depth += 1
         let parts = String(cString: name).split(separator: " ").map(String.init)
+        // Declared on the description or an element around it: in scope where a new dc:subject goes.
+        if !descriptionStarted {
+            for declaration in pendingDeclarations where declaration.uri == "http://purl.org/dc/elements/1.1/" { dcPrefix = declaration.prefix }
+            if parts.count >= 2, parts[0] == Self.rdf, parts[1] == "Description" { descriptionStarted = true }
+        }
+        pendingDeclarations.removeAll()
         guard parts.count >= 2 else { return }
         let qualified = parts[0] + " " + parts[1]
         if parts[0] == Self.rdf, parts.count == 3 { rdfPrefix = parts[2] }
