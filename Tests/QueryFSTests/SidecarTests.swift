@@ -125,6 +125,11 @@ final class SidecarTests: XCTestCase {
             .contains("ArchiveBox's archive folder") == true)
         XCTAssertTrue(try suggestion { folder in for n in 0..<3 { _ = make("\(folder)/v\(n).info.json") } }?.contains("yt-dlp") == true)
         XCTAssertTrue(try suggestion { folder in for n in 0..<3 { _ = make("\(folder)/p\(n).jpg.xmp") } }?.contains("XMP sidecars") == true)
+        // darktable's and digiKam's own layout: year and month folders.
+        XCTAssertTrue(try suggestion { folder in mkdir(folder + "/2024/05"); for n in 0..<3 { _ = make("\(folder)/2024/05/p\(n).jpg.xmp") } }?
+            .contains("XMP sidecars") == true)
+        XCTAssertNil(try suggestion { folder in mkdir(folder + "/2024/05/deep"); for n in 0..<3 { _ = make("\(folder)/2024/05/deep/p\(n).xmp") } },
+                     "two levels down, no further")
         XCTAssertNil(try suggestion { folder in for n in 0..<3 { mkdir("\(folder)/b\(n).hpwebsite") } })
         // More entries than the sample: still told, from the sample.
         XCTAssertTrue(try suggestion { folder in

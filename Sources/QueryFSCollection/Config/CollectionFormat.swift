@@ -75,7 +75,7 @@ package enum CollectionFormat: String, CaseIterable, Sendable {
         if configuration.sources.sidecars.isEmpty, sidecarCount(".info.json") >= 3 {
             return "\(path) looks like a yt-dlp folder: `format = \"yt-dlp\"` in \(file) reads each video's .info.json"
         }
-        if configuration.sources.sidecars.isEmpty, sidecarCount(".xmp") >= 3 {
+        if configuration.sources.sidecars.isEmpty, sidecarCount(".xmp") >= 3 || holdsSidecarsBelow(root.fd, entries: entries) {
             return "\(path) holds XMP sidecars: `format = \"darktable\"` (or \"digikam\") in \(file) reads their tags and ratings"
         }
         let timestamps = entries.filter { entry in
@@ -86,5 +86,24 @@ package enum CollectionFormat: String, CaseIterable, Sendable {
             return "\(path) looks like ArchiveBox's archive folder: `format = \"archivebox\"` in \(file) reads each index.json"
         }
         return nil
+    }
+
+    /// Whether the first folders of a photo tree (`2024/05/`, darktable's
+    /// and digiKam's own layout) hold XMP sidecars: two levels down, the
+    /// first three folders of each, a listing of at most `sampleSize` each
+    /// (found from outside: a tree of year folders got no hint).
+    private static func holdsSidecarsBelow(_ folderFD: Int32, entries: [DirectoryEntry], depth: Int = 2) -> Bool {
+        guard depth > 0 else { return false }
+        for entry in entries.filter({ $0.type == UInt8(DT_DIR) && $0.name.first != UInt8(ascii: ".") }).prefix(3) {
+            let fd = (entry.name + [0]).withUnsafeBufferPointer { name in
+                name.withMemoryRebound(to: CChar.self) { openat(folderFD, $0.baseAddress!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            }
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard let inner = try? DirectoryReader.readEntries(consuming: dup(fd), limit: sampleSize) else { continue }
+            if inner.count(where: { String(decoding: $0.name, as: UTF8.self).lowercased().hasSuffix(".xmp") }) >= 3 { return true }
+            if holdsSidecarsBelow(fd, entries: inner, depth: depth - 1) { return true }
+        }
+        return false
     }
 }
