@@ -142,6 +142,20 @@ final class CommandLineTests: FixtureTestCase {
         XCTAssertEqual(result.stdout, Array("0001 Odd∕one out.hpwebsite\t../bundles/".utf8) + name + [0x0A])
     }
 
+    /// A named index's own folder is made, but no folders above it: a
+    /// mistyped path is one line and exit 2, and nothing appears (found from
+    /// outside: root made /nonexist/dir).
+    func testAnIndexIsKeptOnlyWhereItsFoldersFolderExists() throws {
+        hipstapaper("a.hpwebsite", title: "A")
+        let result = try run(["ls", backing, "by-name", "--index", path("no/such/x.index")])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(String(decoding: result.stderr, as: UTF8.self).contains("there is no folder \(path("no")) to keep it in"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("no")))
+        let made = try run(["ls", backing, "by-name", "--index", path(".made/x.index")])
+        XCTAssertEqual(made.status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path(".made/x.index")), "its own folder is made")
+    }
+
     /// `-0`: an item named with a newline stays one entry for `xargs -0`.
     func testLsNullEndsEachEntryWithANul() throws {
         writeFile("two\nlines.txt", "plain")

@@ -12,8 +12,16 @@ import QueryFSEngine
 /// a mount holds for as long as it keeps the index current.
 package struct IndexLocation: Sendable, Equatable {
     package let path: String
+    /// Whether all its missing folders are made (the cache folder's), or
+    /// only the last (a path the user named: `--index ~/idx/x.index` makes
+    /// `idx`, but a mistyped `/nonexist/dir/x.index` made `/nonexist` as
+    /// root, found from outside).
+    package let makesParentFolders: Bool
 
-    package init(path: String) { self.path = path }
+    package init(path: String, makesParentFolders: Bool = true) {
+        self.path = path
+        self.makesParentFolders = makesParentFolders
+    }
 
     var lockPath: String { path + ".lock" }
 
@@ -73,8 +81,14 @@ package struct IndexLocation: Sendable, Equatable {
     /// that no one else may write in: the lock and the file are trusted.
     func makeFolder() throws(SystemError) {
         var folder = ""
-        for component in path.split(separator: "/").dropLast() {
+        let folders = path.split(separator: "/").dropLast()
+        for (index, component) in folders.enumerated() {
             folder += "/" + component
+            let isLast = index == folders.count - 1
+            guard makesParentFolders || isLast else {
+                guard access(folder, F_OK) == 0 else { throw SystemError(errno: ENOENT, operation: "use", path: folder, detail: "no such folder") }
+                continue
+            }
             if mkdir(folder, 0o700) != 0, errno != EEXIST { throw SystemError.current("mkdir", path: folder) }
         }
         var status = stat()

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import QueryFSEngine
 import QueryFSCollection
 import QueryFSMount
@@ -18,6 +21,12 @@ struct IndexOptions: ParsableArguments {
     func validate() throws {
         if noIndex, path != nil || trustIndex { throw ValidationError("--no-index cannot be given with --index or --trust-index") }
         if let path, path.isEmpty { throw ValidationError("--index takes a file path") }
+        // Only the index's own folder is made (`IndexLocation.makesParentFolders`): a mistyped path is said at once.
+        if let path {
+            let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+            let above = absolute.split(separator: "/").dropLast(2).joined(separator: "/")
+            guard access("/" + above, F_OK) == 0 else { throw ValidationError("--index \(path): there is no folder /\(above) to keep it in") }
+        }
     }
 
     /// Whether any of the options was given.
@@ -29,7 +38,7 @@ struct IndexOptions: ParsableArguments {
         guard !noIndex else { return nil }
         let location: IndexLocation?
         if let path {
-            location = IndexLocation(path: path.hasPrefix("/") ? path : currentDirectory() + "/" + path)
+            location = IndexLocation(path: path.hasPrefix("/") ? path : currentDirectory() + "/" + path, makesParentFolders: false)
         } else {
             location = resolvedPath(backing).flatMap(IndexLocation.standard(for:))
         }
