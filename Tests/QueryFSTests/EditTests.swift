@@ -175,6 +175,22 @@ final class EditTests: FixtureTestCase {
         }
     }
 
+    /// Tags kept as one string (ArchiveBox's): a tag taken out or renamed
+    /// changes where it stands, every other tag and blank as it was.
+    func testAStringOfTagsChangesOnlyWhereATagStands() throws {
+        var sources = FieldSources()
+        sources.payloadNames = ["index.json"]
+        sources.tagsMayBeText = true
+        let editor = ItemEditor(backing: try BackingDirectory(path: backing), sources: sources, lockTimeout: 1)
+        bundle("s.b", file: "index.json", contents: Array(#"{"title": "S", "tags": " a , b ,c "}"#.utf8))
+        try editor.apply([.removeTag("b")], to: ItemName("s.b"))
+        XCTAssertEqual(String(decoding: bytes("s.b/index.json"), as: UTF8.self), #"{"title": "S", "tags": " a ,c "}"#)
+        try editor.apply([.renameTagFolder("a", to: "z")], to: ItemName("s.b"))
+        XCTAssertEqual(String(decoding: bytes("s.b/index.json"), as: UTF8.self), #"{"title": "S", "tags": " z ,c "}"#)
+        try editor.apply([.renameTagFolder("z", to: "c")], to: ItemName("s.b"))
+        XCTAssertEqual(String(decoding: bytes("s.b/index.json"), as: UTF8.self), #"{"title": "S", "tags": "c "}"#, "renamed onto one it holds: once")
+    }
+
     // MARK: Binary
 
     func testBinaryPlistsStayBinaryWithEveryOtherValue() throws {

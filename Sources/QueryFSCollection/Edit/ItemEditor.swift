@@ -529,10 +529,27 @@ struct ItemState {
         }
         if isBundle, payload != nil, case .string(let text)? = payload?.value.value(at: try keyPath(sources.tags, fitting: { _ in false })) {
             let path = try keyPath(sources.tags, fitting: { _ in false })
-            var seen = Set<String>()
-            let changed = text.split(separator: ",").map { String($0).trimming(" \t") }.filter { !$0.isEmpty }
-                .compactMap { tag in change(tag) ?? tag }.filter { seen.insert($0).inserted }
-            let joined = changed.joined(separator: text.contains(", ") ? ", " : ",")
+            // Each tag changed where it stands, with the blanks around it and
+            // every other tag as they were (rebuilt whole, `" a , b ,c "`
+            // lost its spacing when one tag left, found from outside).
+            let segments = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            // `change` is asked once a tag, in order (a rename keeps its first match only).
+            let outcomes = segments.map { segment -> String?? in
+                let tag = segment.trimming(" \t")
+                return tag.isEmpty ? nil : change(tag)
+            }
+            let kept = Set(zip(segments, outcomes).compactMap { $1 == nil ? $0.trimming(" \t") : nil })
+            var written = Set<String>()
+            var result: [String] = []
+            for (segment, change) in zip(segments, outcomes) {
+                guard let outcome = change else { result.append(segment); continue }
+                // Renamed onto a tag the string holds already (or wrote already): once is enough.
+                guard let renamed = outcome, !kept.contains(renamed), written.insert(renamed).inserted else { continue }
+                // The blanks around it kept (the tag is the segment less them).
+                let isBlank = { (character: Character) in character == " " || character == "\t" }
+                result.append(String(segment.prefix(while: isBlank)) + renamed + String(segment.reversed().prefix(while: isBlank).reversed()))
+            }
+            let joined = result.joined(separator: ",")
             if joined != text { try editDocument { (document) throws(EditError) in try document.set(path, to: .string(joined)) } }
         } else if isBundle, payload != nil {
             let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
@@ -699,3 +716,4 @@ struct ItemState {
         }
     }
 }
+
