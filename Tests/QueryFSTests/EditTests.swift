@@ -189,6 +189,9 @@ final class EditTests: FixtureTestCase {
         XCTAssertEqual(String(decoding: bytes("s.b/index.json"), as: UTF8.self), #"{"title": "S", "tags": " z ,c "}"#)
         try editor.apply([.renameTagFolder("z", to: "c")], to: ItemName("s.b"))
         XCTAssertEqual(String(decoding: bytes("s.b/index.json"), as: UTF8.self), #"{"title": "S", "tags": "c "}"#, "renamed onto one it holds: once")
+        bundle("t.b", file: "index.json", contents: Array(#"{"tags": "a, b"}"#.utf8))
+        try editor.apply([.removeTag("a")], to: ItemName("t.b"))
+        XCTAssertEqual(String(decoding: bytes("t.b/index.json"), as: UTF8.self), #"{"tags": "b"}"#)
     }
 
     // MARK: Binary

@@ -549,6 +549,10 @@ struct ItemState {
                 let isBlank = { (character: Character) in character == " " || character == "\t" }
                 result.append(String(segment.prefix(while: isBlank)) + renamed + String(segment.reversed().prefix(while: isBlank).reversed()))
             }
+            // The first tag gone, the next one starts the string as the first did (`"a, b"` less a is `"b"`).
+            if let first = segments.first, let newFirst = result.first, first.first != " ", newFirst.first == " " || newFirst.first == "\t" {
+                result[0] = String(newFirst.drop { $0 == " " || $0 == "\t" })
+            }
             let joined = result.joined(separator: ",")
             if joined != text { try editDocument { (document) throws(EditError) in try document.set(path, to: .string(joined)) } }
         } else if isBundle, payload != nil {
