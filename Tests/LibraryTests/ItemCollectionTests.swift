@@ -132,6 +132,10 @@ final class ItemCollectionTests: XCTestCase {
             from: Data(contentsOf: URL(fileURLWithPath: folder.path + "/a.hpwebsite/payload.plist")), format: nil) as? [String: Any]
         XCTAssertEqual(payload?["isArchived"] as? Bool, true)
         XCTAssertEqual(payload?["tags"] as? [String], ["read"])
+        // A tag with no folder under tag/ is refused here as on the command line.
+        for lost in ["../x", "", "a/./b"] {
+            XCTAssertThrowsError(try unarchived.edit(unarchived[0], .addTag(lost)), lost)
+        }
 
         let beta = unarchived[0]
         let bytes = try unarchived.read(beta, file: "payload.plist")

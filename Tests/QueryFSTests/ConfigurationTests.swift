@@ -78,6 +78,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(failure("[views]\n\"a//b\" = \"tag:a\"")?.message, "'a//b' is not a view path ('' cannot be a folder name)")
         XCTAssertEqual(failure("[views]\na = \"tag:x\"\n\"a/b\" = \"tag:y\"")?.message, "'a' is a view and also holds 'a/b'")
         XCTAssertEqual(failure("[views]\na = 3")?.message, "a view is a query in quotes")
+        for hidden in [".queryfs", ".Trash-0", ".Trash", ".mine/x"] {
+            XCTAssertTrue(failure("[views]\n\"\(hidden)\" = \"tag:a\"")?.message.contains("hidden names at the top of the mount are its own") == true, hidden)
+        }
+        XCTAssertNil(failure("[views]\n\"reading/.later\" = \"tag:a\""), "hidden below the top: a view's own")
         XCTAssertEqual(failure("[fields]\ncolour = [\"c\"]")?.line, 2)
         XCTAssertEqual(failure("[other]\n")?.message, "unknown table [other] (tables: [views], [fields], [conflicts])")
         XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, desktop-entries, [views], [fields], [conflicts])")

@@ -181,6 +181,11 @@ package struct Configuration: Equatable, Sendable {
                 if Self.reservedNames.contains(path[0]) {
                     throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", at: place, column: 1)
                 }
+                // Hidden names at the top are the mount's too (`.queryfs/status`, the trash's
+                // `.Trash-UID`): a view named so was listed twice and could not be reached.
+                if path[0].hasPrefix(".") {
+                    throw fail("'\(path[0])' is hidden: hidden names at the top of the mount are its own (.queryfs, .Trash-UID)", at: place, column: 1)
+                }
                 guard let text = viewTable[key]?.tomlString else { throw fail("a view is a query in quotes", at: place, column: valueColumn(of: place)) }
                 do {
                     views.append(View(path: path, query: try Query(parsing: text, now: now), text: text))

@@ -373,6 +373,10 @@ struct ItemState {
     mutating func apply(_ edit: FieldEdit, sources: FieldSources, item: ItemName) throws(EditError) {
         switch edit {
         case .addTag(let tag):
+            // Shown nowhere, so never written: the command line refused it, and now every caller does (the library wrote `../x`).
+            guard EntryNaming.tagFolderName(tag) != nil else {
+                throw EditError(EINVAL, "tag '\(tag)' would have no folder under tag/ (empty, or a part that is . or ..): not added")
+            }
             guard !self.item(named: item, sources: sources).tags.contains(tag) else { return }
             if isBundle {
                 let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
