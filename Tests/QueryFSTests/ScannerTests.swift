@@ -238,6 +238,19 @@ final class ScannerTests: FixtureTestCase {
         XCTAssertEqual(problems.map(\.item), [ItemName("bare.hpwebsite")])
     }
 
+    /// A payload's name on something that is not a file says so (it exists:
+    /// "no payload" sent the user looking for a missing file).
+    func testAPayloadThatIsNoRegularFileIsSaidAsWhatItIs() throws {
+        makeDirectory("fifo.hpwebsite")
+        XCTAssertEqual(mkfifo(path("fifo.hpwebsite/payload.plist"), 0o644), 0)
+        makeDirectory("folder.hpwebsite/payload.json")
+        makeDirectory("link.hpwebsite")
+        XCTAssertEqual(symlink("/dev/zero", path("link.hpwebsite/payload.plist")), 0)
+        XCTAssertEqual(try scanItem("fifo.hpwebsite").problems, ["payload.plist is not a regular file (a FIFO); ignored"])
+        XCTAssertEqual(try scanItem("folder.hpwebsite").problems, ["payload.json is not a regular file (a folder); ignored"])
+        XCTAssertEqual(try scanItem("link.hpwebsite").problems, ["payload.plist is not a regular file (a symbolic link); ignored"])
+    }
+
     func testAPayloadThatIsAFolderIsMissing() throws {
         makeDirectory("odd.hpwebsite/payload.plist")
         let item = try scanItem("odd.hpwebsite")

@@ -484,6 +484,11 @@ struct BundleWalk {
                     subdirectories.append(childPath)
                     walk(cChild, in: fd, depth: depth + 1, path: childPath)
                 }
+                // A payload's name on something else (a FIFO, a device, a folder, a link): said as that, not as
+                // "no payload", which sent the user looking for a missing file (found from outside).
+                if depth == 0, !statsOnly, !status.isRegularFile, let fileName = scanner.sources.payloadNames.first(where: { Array($0.utf8) == entry.name }) {
+                    problems.append("\(fileName) is not a regular file (\(status.typeDescription)); ignored")
+                }
             }
         }
         guard depth == 0, !statsOnly else { return }

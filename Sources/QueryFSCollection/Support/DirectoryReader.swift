@@ -174,6 +174,18 @@ struct FileStatus {
 
     var isDirectory: Bool { raw.mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
     var isRegularFile: Bool { raw.mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+
+    /// What kind of file it is, in words (for a problem line).
+    var typeDescription: String {
+        switch raw.mode & UInt32(S_IFMT) {
+        case UInt32(S_IFDIR): "a folder"
+        case UInt32(S_IFLNK): "a symbolic link"
+        case UInt32(S_IFIFO): "a FIFO"
+        case UInt32(S_IFSOCK): "a socket"
+        case UInt32(S_IFCHR), UInt32(S_IFBLK): "a device"
+        default: "not a file"
+        }
+    }
     var size: UInt64 { raw.size }
     var modified: Timestamp { Timestamp(seconds: raw.mtime_sec, nanoseconds: raw.mtime_nsec) }
     /// Birth time where the filesystem records one, else mtime (SPEC §1 `created`).
