@@ -63,6 +63,14 @@ final class ConflictMountTests: MountTestCase {
                      Array("<plist>\n<<<<<<< HEAD\n<dict/>\n=======\n<dict/>\n>>>>>>> theirs\n</plist>\n".utf8))
         XCTAssertTrue(eventually(timeout: 5) { self.conflicts().values.contains("../bundles/B.hpwebsite") }, "\(conflicts())")
         XCTAssertEqual(try statusCount(), 4)
+        // An edit of it is refused as read-only until resolved: EROFS, not EINVAL (which mv took
+        // for "a subdirectory of itself", and retried); the payload as it was.
+        let marked = RawFiles.read(fixture.backed("B.hpwebsite/payload.plist"))
+        let entry = try XCTUnwrap((RawFiles.list(fixture.mounted("by-name")) ?? []).map(\.text).first {
+            RawFiles.linkTarget(fixture.mounted("by-name/" + $0)) == "../bundles/B.hpwebsite" })
+        XCTAssertEqual(rename(fixture.mounted("by-name/" + entry), fixture.mounted("by-name/Retitled.hpwebsite")), -1)
+        XCTAssertEqual(Glibc.errno, EROFS)
+        XCTAssertEqual(RawFiles.read(fixture.backed("B.hpwebsite/payload.plist")), marked)
         // Resolved: the copies deleted through bundles/, the payload rewritten.
         XCTAssertNoThrow(try FileManager.default.removeItem(atPath: fixture.mounted("bundles/" + syncthing)))
         XCTAssertNoThrow(try FileManager.default.removeItem(atPath: fixture.mounted("bundles/" + dropbox)))

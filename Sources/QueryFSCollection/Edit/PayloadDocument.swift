@@ -76,11 +76,11 @@ struct TextPayloadDocument: PayloadDocument {
         do {
             value = format == .json ? try JSONParser.parse(bytes) : try XMLPropertyListParser.parse(bytes)
         } catch {
-            throw EditError(EINVAL, "the payload does not parse (\(error)); it is left as it is")
+            throw EditError(EROFS, "the payload does not parse (\(error)); it is left as it is")
         }
-        guard case .dictionary = value else { throw EditError(EINVAL, "the payload's top level is not a dictionary") }
+        guard case .dictionary = value else { throw EditError(EROFS, "the payload's top level is not a dictionary") }
         guard let layout = format == .json ? JSONLayoutReader.read(bytes) : XMLPlistLayoutReader.read(bytes) else {
-            throw EditError(EINVAL, "the payload's layout cannot be read for editing")
+            throw EditError(EROFS, "the payload's layout cannot be read for editing")
         }
         return (value, layout)
     }
@@ -248,9 +248,9 @@ struct BinaryPayloadDocument: PayloadDocument {
         do {
             value = try BinaryPropertyListParser.parse(bytes)
         } catch {
-            throw EditError(EINVAL, "the payload does not parse (\(error)); it is left as it is")
+            throw EditError(EROFS, "the payload does not parse (\(error)); it is left as it is")
         }
-        guard case .dictionary = value else { throw EditError(EINVAL, "the payload's top level is not a dictionary") }
+        guard case .dictionary = value else { throw EditError(EROFS, "the payload's top level is not a dictionary") }
     }
 
     var bytes: [UInt8] { BinaryPropertyListWriter.write(value) }
