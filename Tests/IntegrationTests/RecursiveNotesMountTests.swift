@@ -98,6 +98,31 @@ final class RecursiveNotesMountTests: MountTestCase {
 
     /// Nested tags (`lang/swift`) are nested folders: `tag/lang/swift/`, whose
     /// items are in `tag/lang/` too, beside `tag/lang/`'s own entries.
+    /// `recursive` switched in a live mount's configuration is refused in
+    /// one log line (remount to apply) and the mount goes on as it was;
+    /// switched back, the file reloads again (found from outside: "reloaded",
+    /// and views that disagreed with a scan until a remount).
+    func testSwitchingRecursiveAsksForARemount() throws {
+        fixture = MountedFixture(corpus: Self.vault)
+        try fixture.mount(["--log", fixture.root + "/mount.log"])
+        let before = names("by-name")
+        XCTAssertEqual(before.count, 5)
+        let corpus = Corpus(path: fixture.backing)
+        corpus.write(fixture.backed(".queryfs.toml"), Array("recursive = false\n[views]\nflat = \"tag:swift\"\n".utf8))
+        let log = { (try? String(contentsOfFile: self.fixture.root + "/mount.log", encoding: .utf8)) ?? "" }
+        XCTAssertTrue(eventually { log().contains("makes the collection flat (items at the top only), which a mount applies when it starts") }, log())
+        XCTAssertEqual(names("by-name"), before, "the mount goes on as it was")
+        XCTAssertNil(RawFiles.list(fixture.mounted("flat")), "nothing of that edit applies")
+        corpus.write(fixture.backed(".queryfs.toml"), Array("recursive = true\n[views]\nflat = \"tag:swift\"\n".utf8))
+        XCTAssertTrue(eventually { RawFiles.list(self.fixture.mounted("flat")) != nil }, "back as mounted: reloaded")
+        // Remounted, the switch applies.
+        corpus.write(fixture.backed(".queryfs.toml"), Array("recursive = false\n".utf8))
+        fixture.unmount()
+        try fixture.mount()
+        XCTAssertTrue(names("by-name").contains("0004 readme.txt"), "\(names("by-name"))")
+        XCTAssertFalse(names("by-name").contains { $0.hasSuffix(" Alpha.md") }, "flat: no note below the top")
+    }
+
     func testNestedTagsAreNestedFolders() throws {
         fixture = MountedFixture(corpus: Self.vault)
         try fixture.mount()

@@ -37,12 +37,26 @@ package final class ConfigurationReloader: @unchecked Sendable {
             logger.error("configuration not reloaded, the last good one stays: \(error)")
             return nil
         }
-        let changed = lock.withLock {
-            guard next != current else { return false }
+        enum Outcome { case same, changed, needsRemount(Bool) }
+        let outcome: Outcome = lock.withLock {
+            guard next != current else { return .same }
+            // Items at any depth or at the top only is what the mount walks and
+            // watches from its start: views that switched to it disagreed with
+            // a scan until a remount, while the log said "reloaded" (found from outside).
+            if next.sources.recursive != current.sources.recursive { return .needsRemount(next.sources.recursive) }
             current = next
-            return true
+            return .changed
         }
-        guard changed else { return nil }
+        switch outcome {
+        case .same: return nil
+        case .needsRemount(let recursive):
+            let shape = recursive ? "recursive (items at any depth)" : "flat (items at the top only)"
+            let line = "configuration not reloaded, the last good one stays: it makes the collection \(shape), "
+                + "which a mount applies when it starts: unmount and mount again"
+            logger.error("\(line)")
+            return nil
+        case .changed: break
+        }
         logger.notice("configuration reloaded from \(path): \(next.views.count) views, \(next.savedQueries.count) saved queries")
         return next.catalogSettings
     }
