@@ -123,6 +123,21 @@ final class RecursiveNotesMountTests: MountTestCase {
         XCTAssertFalse(names("by-name").contains { $0.hasSuffix(" Alpha.md") }, "flat: no note below the top")
     }
 
+    /// A link made in place of the configuration (a dotfile manager's) is
+    /// read at once (found from outside: written by no one, it was never seen).
+    func testALinkMadeInPlaceOfTheConfigurationIsRead() throws {
+        fixture = MountedFixture(corpus: Self.vault)
+        try fixture.mount(["--log", fixture.root + "/mount.log"])
+        let elsewhere = fixture.root + "/dotfiles.toml"
+        Corpus(path: fixture.backing).write(elsewhere, Array("recursive = true\n[views]\nlinked = \"tag:swift\"\n".utf8))
+        XCTAssertEqual(unlink(fixture.backed(".queryfs.toml")), 0)
+        XCTAssertEqual(symlink(elsewhere, fixture.backed(".queryfs.toml")), 0)
+        XCTAssertTrue(eventually { RawFiles.list(self.fixture.mounted("linked")) != nil },
+                      (try? String(contentsOfFile: fixture.root + "/mount.log", encoding: .utf8)) ?? "")
+        let log = (try? String(contentsOfFile: fixture.root + "/mount.log", encoding: .utf8)) ?? ""
+        XCTAssertTrue(log.contains(": 1 view, 0 saved queries"), log)
+    }
+
     func testNestedTagsAreNestedFolders() throws {
         fixture = MountedFixture(corpus: Self.vault)
         try fixture.mount()

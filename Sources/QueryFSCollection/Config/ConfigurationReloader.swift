@@ -57,7 +57,9 @@ package final class ConfigurationReloader: @unchecked Sendable {
             return nil
         case .changed: break
         }
-        logger.notice("configuration reloaded from \(path): \(next.views.count) views, \(next.savedQueries.count) saved queries")
+        let views = next.views.count == 1 ? "1 view" : "\(next.views.count) views"
+        let queries = next.savedQueries.count == 1 ? "1 saved query" : "\(next.savedQueries.count) saved queries"
+        logger.notice("configuration reloaded from \(path): \(views), \(queries)")
         return next.catalogSettings
     }
 

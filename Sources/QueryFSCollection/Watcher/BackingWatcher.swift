@@ -45,6 +45,12 @@ final class BackingWatcher {
     /// The configuration file: the watch on its folder, and its name there.
     private var configurationDescriptor: Int32 = -1
     private var configurationName: [UInt8] = []
+    private var configurationPath = ""
+
+    private func isLink(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+    }
 
     private static let bundleMask = UInt32(
         IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
@@ -110,7 +116,9 @@ final class BackingWatcher {
         let slash = bytes.lastIndex(of: UInt8(ascii: "/"))
         let folder = slash.map { $0 == 0 ? [UInt8(ascii: "/")] : Array(bytes[..<$0]) } ?? Array(".".utf8)
         configurationName = slash.map { Array(bytes[($0 + 1)...]) } ?? bytes
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR) | UInt32(bitPattern: IN_MASK_ADD)
+        configurationPath = path
+        // IN_CREATE too: a link made in its place (a dotfile manager's) is written by no one.
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ONLYDIR) | UInt32(bitPattern: IN_MASK_ADD)
         do {
             configurationDescriptor = try inotify.addWatch(path: folder, mask: mask)
             countWatches()
@@ -285,7 +293,9 @@ final class BackingWatcher {
             }
             if event.descriptor == configurationDescriptor, event.name == configurationName,
                event.has(IN_CLOSE_WRITE) || event.has(IN_MOVED_TO) || event.has(IN_MOVED_FROM) || event.has(IN_DELETE)
+                || event.has(IN_CREATE) && isLink(configurationPath)
             {
+                // (A file created is read once written: its IN_CLOSE_WRITE follows. A link is whole at once.)
                 observation.configurationChanged = true
             }
             if event.descriptor == rootDescriptor {
