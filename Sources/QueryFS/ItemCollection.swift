@@ -39,7 +39,12 @@ public final class ItemCollection: Sendable {
         var observers: [Int: AsyncStream<CollectionChange>.Continuation] = [:]
         var nextObserver = 0
         var closed = false
+        var viewGone = false
     }
+
+    /// Whether the view is no longer there: the folder's configuration was
+    /// edited and no longer has it. Every ``changes`` sequence has ended then.
+    public var isViewGone: Bool { state.withLock { $0.viewGone } }
 
     /// Opens `view` of the backing directory at `directory`: a built-in view
     /// (`by-name`, `by-modified`, `by-created`, `unarchived`, `archived`,
@@ -99,6 +104,20 @@ public final class ItemCollection: Sendable {
         self.catalog = catalog
         viewPath = selection.path
         state = Mutex(State(items: CollectionItems(records)))
+        // The folder's configuration followed as a mount follows it: a view an
+        // edit of it changes or takes away is a change (or the end) here too.
+        let reloader = ConfigurationReloader(backing: directory, file: nil, loaded: configuration, logger: logger)
+        catalog.watchConfiguration(at: reloader.path)
+        let keyPaths = selection.payloadKeyPaths
+        let keepingKeyPaths = { @Sendable (settings: LiveCatalog.Settings?) -> LiveCatalog.Settings? in
+            settings.map { settings in
+                var settings = settings
+                settings.sources.extraKeyPaths.formUnion(keyPaths)
+                return settings
+            }
+        }
+        catalog.reloadConfiguration = { keepingKeyPaths(reloader.reload()) }
+        catalog.countingAges = { now in keepingKeyPaths(reloader.countingAges(from: now)) }
         catalog.subscribe({ [weak self] update in self?.publish(update) },
                           onEnd: { [weak self] in self?.endObservers() })
         catalog.start()
@@ -154,6 +173,27 @@ public final class ItemCollection: Sendable {
     /// every observer in the same critical section that swaps the listing,
     /// so a new observer's first listing and later diffs always fit.
     private func publish(_ update: LiveCatalog.Update) {
+        // A reload of the folder's configuration took the view away, or made it
+        // afresh with another query: its watchers heard nothing of either (found
+        // from outside), and kept the old list for good.
+        if let reconfiguration = update.reconfiguration {
+            if reconfiguration.removed.contains(viewPath) {
+                state.withLock { $0.viewGone = true }
+                return endObservers()
+            }
+            if reconfiguration.remade.contains(viewPath), let listing = update.listings[viewPath] {
+                let naming = catalog.withIndex { $0.viewSet.fixed.first { $0.path == viewPath }?.entryTitle } ?? .title
+                state.withLock { state in
+                    let change = ViewChange.between(path: viewPath, old: state.items.records, new: listing, naming: naming)
+                    let after = CollectionItems(listing)
+                    let published = CollectionChange(change, before: state.items, after: after)
+                    state.items = after
+                    guard !change.diff.isEmpty else { return }
+                    for observer in state.observers.values { observer.yield(published) }
+                }
+                return
+            }
+        }
         guard let change = update.changes.last(where: { $0.path == viewPath }) else { return }
         let after = CollectionItems(update.listings[viewPath] ?? RecordList())
         state.withLock { state in

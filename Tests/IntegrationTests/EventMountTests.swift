@@ -130,6 +130,30 @@ final class EventMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.hpwebsite")), "../bundles/d.hpwebsite")
     }
 
+    /// A reload that changes a configured view's query, or takes the view
+    /// away: the old folder is removed through the mount (its watchers hear
+    /// it go), the new one made (the root's watchers hear it come). Found
+    /// from outside: nothing was heard, and windows kept the old listing.
+    func testAReloadThatChangesOrRemovesAViewIsHeard() throws {
+        try mount(corpus: { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("[views]\nmine = \"tag:swift\"\ngone = \"tag:rust\"\n".utf8))
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["swift"], mtime: 5_000)
+            corpus.bundle("b.hpwebsite", title: "Beta", tags: ["swift", "rust"], mtime: 4_000)
+            corpus.bundle("c.hpwebsite", title: "Gamma", tags: ["rust"], mtime: 3_000)
+        })
+        XCTAssertEqual(names("mine").count, 2)
+        XCTAssertEqual(names("gone").count, 2)
+        let watch = EventWatch([fixture.mountPoint, fixture.mounted("mine"), fixture.mounted("gone")])
+        Corpus(path: fixture.backing).write(fixture.backed(".queryfs.toml"), Array("[views]\nmine = \"tag:rust\"\n".utf8))
+        XCTAssertTrue(watch.waitFor(in: fixture.mountPoint) { $0.kinds == ["DELETE", "ISDIR"] && $0.name == "gone" }, "\(watch.events)")
+        XCTAssertTrue(watch.waitFor(in: fixture.mountPoint) { $0.kinds == ["CREATE", "ISDIR"] && $0.name == "mine" }, "\(watch.events)")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("mine")) { $0.kinds.contains("DELETE_SELF") }, "\(watch.events)")
+        XCTAssertTrue(watch.waitFor(in: fixture.mounted("gone")) { $0.kinds.contains("DELETE_SELF") }, "\(watch.events)")
+        XCTAssertEqual(names("mine").count, 2)
+        XCTAssertTrue(names("mine").contains { $0.hasSuffix(" Gamma.hpwebsite") })
+        XCTAssertNil(RawFiles.list(fixture.mounted("gone")))
+    }
+
     func testARenameInBackingReplacesTheBundle() throws {
         try mount()
         let views = ["by-name", "by-modified", "tag/swift", "tag/rust"]

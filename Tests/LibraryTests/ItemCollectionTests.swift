@@ -63,6 +63,34 @@ final class ItemCollectionTests: XCTestCase {
         }
     }
 
+    /// An edit of the folder's configuration that changes the collection's
+    /// view is one change against the list before; one that takes the view
+    /// away ends the changes, and says so (found from outside: both silent).
+    func testAReloadedConfigurationChangesOrEndsAConfiguredView() async throws {
+        let folder = try Folder()
+        for (index, (title, tags)) in [("Alpha", ["a"]), ("Bravo", ["b"]), ("Charlie", ["a", "b"])].enumerated() {
+            try folder.bundle("\(index).hpwebsite", title: title, tags: tags)
+        }
+        try folder.write(".queryfs.toml", "[views]\nmine = \"tag:a\"\ngone = \"tag:b\"\n")
+        let mine = try ItemCollection(at: folder.path, view: "mine")
+        defer { mine.close() }
+        let gone = try ItemCollection(at: folder.path, view: "gone")
+        defer { gone.close() }
+        var changes = mine.changes.makeAsyncIterator()
+        var goneChanges = gone.changes.makeAsyncIterator()
+        guard let first = await changes.next(), await goneChanges.next() != nil else { return XCTFail("no first change") }
+        let before = first.applied(to: [], make: \.title) ?? []
+        XCTAssertEqual(Set(before), ["Alpha", "Charlie"])
+        try folder.write(".queryfs.toml", "[views]\nmine = \"tag:b\"\n")
+        guard let change = await changes.next() else { return XCTFail("the reload was no change") }
+        XCTAssertEqual(change.applied(to: before, make: \.title), mine.items.map(\.title))
+        XCTAssertEqual(Set(mine.items.map(\.title)), ["Bravo", "Charlie"])
+        let ended = await goneChanges.next()
+        XCTAssertNil(ended, "a view taken away ends its changes")
+        XCTAssertTrue(gone.isViewGone)
+        XCTAssertFalse(mine.isViewGone)
+    }
+
     func testABadViewOrFolderIsOneTypedError() {
         XCTAssertThrowsError(try ItemCollection(at: "/nonexistent/queryfs-library-test")) { error in
             guard case CollectionError.system(_, _, let errno, _) = error else { return XCTFail("\(error)") }

@@ -43,3 +43,38 @@ package struct ViewChange: Sendable {
         return low..<(high + 1)
     }
 }
+
+extension ViewChange {
+    /// The change from `old` to `new`, two listings of the view at `path`
+    /// evaluated apart (a reload remade the view with another query): by
+    /// item, so an item in both is a move or an update, not a new entry.
+    package static func between(path: [String], old: RecordList, new: RecordList, naming: ViewDefinition.EntryTitle) -> ViewChange {
+        var oldRecords: [ItemRecord] = [], newRecords: [ItemRecord] = []
+        oldRecords.reserveCapacity(old.count)
+        newRecords.reserveCapacity(new.count)
+        old.forEachRecord { _, record in oldRecords.append(record); return true }
+        new.forEachRecord { _, record in newRecords.append(record); return true }
+        var newByName: [ItemName: (index: Int, record: ItemRecord)] = [:]
+        for (index, record) in newRecords.enumerated() { newByName[record.name] = (index, record) }
+        var oldByName: [ItemName: ItemRecord] = [:]
+        for record in oldRecords { oldByName[record.name] = record }
+        let diff = ListDiff.between(old: oldRecords.map(\.name), new: newRecords.map(\.name)) { name in
+            guard let oldRecord = oldByName[name], let newRecord = newByName[name]?.record else { return false }
+            return oldRecord !== newRecord
+        }
+        var oldNames: [Int: [UInt8]] = [:], newNames: [Int: [UInt8]] = [:], updatedTo: [Int: Int] = [:]
+        for index in diff.deletions + diff.moves.map(\.from) + diff.updates {
+            oldNames[index] = oldRecords[index].entryName(index: index, count: oldRecords.count, naming: naming)
+        }
+        for index in diff.insertions + diff.moves.map(\.to) {
+            newNames[index] = newRecords[index].entryName(index: index, count: newRecords.count, naming: naming)
+        }
+        for index in diff.updates {
+            guard let placed = newByName[oldRecords[index].name] else { continue }
+            updatedTo[index] = placed.index
+            newNames[placed.index] = placed.record.entryName(index: placed.index, count: newRecords.count, naming: naming)
+        }
+        return ViewChange(path: path, kind: .changed, diff: diff, oldCount: oldRecords.count, newCount: newRecords.count,
+                          oldNames: oldNames, newNames: newNames, updatedTo: updatedTo)
+    }
+}

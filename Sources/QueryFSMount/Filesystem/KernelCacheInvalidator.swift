@@ -38,6 +38,18 @@ struct KernelCacheInvalidator {
         let bound = filesystem.eventReplayer?.bound ?? 0
         for entry in delta.forgottenEntries { invalidateEntry(parent: entry.parent, name: entry.name) }
         for inode in delta.forgottenInodes { invalidateInode(inode) }
+        // A reload's view folders: the old one removed through the mount (its
+        // watchers hear it go: IN_DELETE_SELF, IN_IGNORED), the new one made
+        // (its parent's hear it come). Without these a watcher of a changed or
+        // removed view heard nothing, and kept the old listing for good.
+        if replaying {
+            for (path, old, new) in delta.reconfiguredFolders {
+                guard let parent = filesystem.parentID(ofFolderAt: path), let name = path.last else { continue }
+                let parentPath = Array(path.dropLast())
+                if let old { events.append(.folder(parent: parent, parentPath: parentPath, name: name, entry: folderEntry(old), made: false)) }
+                if let new { events.append(.folder(parent: parent, parentPath: parentPath, name: name, entry: folderEntry(new), made: true)) }
+            }
+        }
         if delta.tagRootChanged { invalidateInode(NodeID.tagRoot) }
         for folderChange in delta.folders {
             switch folderChange {

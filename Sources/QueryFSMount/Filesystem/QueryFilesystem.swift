@@ -254,8 +254,11 @@ package final class QueryFilesystem: @unchecked Sendable {
     /// names (parent node, name) of every folder gone, remade or new, and
     /// the folders whose listings changed.
     func reconfigure(_ change: LiveIndex.Reconfiguration, listings: [[String]: RecordList], at time: Timestamp)
-        -> (entries: [(parent: UInt64, name: [UInt8])], inodes: [UInt64])
+        -> (entries: [(parent: UInt64, name: [UInt8])], inodes: [UInt64], folders: [(path: [String], old: ViewFolder?, new: ViewFolder?)])
     {
+        // The view folders as they were, for the events that tell watchers they went or were made anew.
+        var before: [[String]: ViewFolder] = [:]
+        for path in change.removed + change.remade { if let folder = folders.folder(path: path) { before[path] = folder } }
         let oldPaths = fixedPaths
         let viewSet = change.viewSet ?? catalog.withIndex { $0.viewSet }
         let newPaths = viewSet.fixed.map(\.path)
@@ -285,7 +288,9 @@ package final class QueryFilesystem: @unchecked Sendable {
             if let folder = folders.folder(path: group) { inodes.append(folder.id) }
             if !oldGroups.contains(group) { forget(group) }
         }
-        return (entries, inodes)
+        let changed = change.removed.map { ($0, before[$0], nil as ViewFolder?) }
+            + change.remade.map { ($0, before[$0], folders.folder(path: $0)) }
+        return (entries, inodes, changed.filter { $0.1 != nil || $0.2 != nil })
     }
 
     // MARK: Attributes

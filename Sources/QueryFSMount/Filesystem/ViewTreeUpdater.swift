@@ -23,6 +23,8 @@ struct KernelDelta {
     /// Names and nodes of folders a reconfiguration or a saved query's removal took away.
     var forgottenEntries: [(parent: UInt64, name: [UInt8])] = []
     var forgottenInodes: [UInt64] = []
+    /// Configured view folders a reload took away (`old`), made afresh (both) or added (`new`).
+    var reconfiguredFolders: [(path: [String], old: ViewFolder?, new: ViewFolder?)] = []
     /// Serials of the items whose entries changed in some view.
     var changedItems = Set<UInt32>()
     /// Items the burst read again, and those of them that left the catalog.
@@ -59,6 +61,7 @@ struct ViewTreeUpdater {
             let forgotten = filesystem.reconfigure(reconfiguration, listings: update.listings, at: now)
             delta.forgottenEntries += forgotten.entries
             delta.forgottenInodes += forgotten.inodes
+            delta.reconfiguredFolders += forgotten.folders
         }
         if let saved = update.savedQueries {
             let forgotten = filesystem.takeSavedQueries(saved)

@@ -47,6 +47,9 @@ struct WatchCommand: ParsableCommand {
                 ended.signal()
             }
             ended.wait()
+            if collection.isViewGone {
+                throw Failure("the view \(viewPath) is gone: \(backing)'s configuration no longer has it; the watch ends")
+            }
         }
     }
 
