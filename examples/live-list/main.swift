@@ -15,8 +15,20 @@ import Glibc
 import QueryFS
 
 let arguments = CommandLine.arguments.dropFirst()
+let usage = """
+    usage: queryfs-live-list BACKING [VIEW]
+      A list of one view of BACKING, kept current as the folder changes.
+      VIEW: by-name (default), a built-in or configured view, tag/NAME, or a query ('tag:swift -archived').
+      In a terminal: j/k or the arrows select, a archives or unarchives, t tags, q quits.
+      Otherwise each change is printed, and stdin takes: archive N, unarchive N, tag N TAG, quit.
+
+    """
+if arguments.first == "--help" || arguments.first == "-h" {
+    emit(usage, to: STDOUT_FILENO)
+    exit(0)
+}
 guard let directory = arguments.first, arguments.count <= 2 else {
-    emit("usage: queryfs-live-list BACKING [VIEW]\n", to: STDERR_FILENO)
+    emit(usage, to: STDERR_FILENO)
     exit(2)
 }
 let collection: ItemCollection
