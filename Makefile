@@ -32,8 +32,8 @@ build:
 STATIC = --static-swift-stdlib --scratch-path .build-static
 
 install:
-	scripts/install-deps.sh
-	if [ -z "$(BINARY)" ]; then swift build -c $(CONFIGURATION) $(STATIC) --product queryfs; fi
+	# Build packages only when building here: a packager's BINARY=… install compiles nothing.
+	if [ -z "$(BINARY)" ]; then scripts/install-deps.sh && swift build -c $(CONFIGURATION) $(STATIC) --product queryfs; fi
 	install -Dm755 "$${BINARY:-$$(swift build -c $(CONFIGURATION) $(STATIC) --show-bin-path)/queryfs}" "$(DESTDIR)$(BINDIR)/queryfs"
 	install -d "$(SHARE)/man/man1" "$(SHARE)/man/man5"
 	install -m644 man/*.1 "$(SHARE)/man/man1/"
