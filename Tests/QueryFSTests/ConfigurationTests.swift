@@ -87,6 +87,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(failure("ignor = []")?.message, "unknown setting 'ignor' (settings: format, ignore, recursive, payload, sidecars, inline-tags, queries, desktop-entries, [views], [fields], [conflicts])")
         XCTAssertEqual(failure("ignore = [1]")?.message, "'ignore' takes strings")
         XCTAssertEqual(failure("[views]\nx = \"tag:a\nb")?.line, 2, "an unclosed string")
+        XCTAssertEqual(failure("[views]\nx = \"tag:a\nb")?.message, "a string not closed on its line (its closing \" is missing)")
+        XCTAssertNil(failure("[views]\nx = \"tag:\\\"a b\\\"\"\ny = 'tag:b'\n"), "escaped quotes, and literal strings side by side")
     }
 
     func testSavedQueries() throws {

@@ -44,6 +44,8 @@ struct TOMLLayout {
 
     private let scalars: [Unicode.Scalar]
     private var index = 0
+    /// Whether the last string read found its closing quote on its line.
+    private var lastStringClosed = true
     private var line = 1
     private var lineStart = 0
 
@@ -173,9 +175,13 @@ struct TOMLLayout {
     private mutating func readString(quote: Unicode.Scalar) -> String {
         advance()
         var text = String.UnicodeScalarView()
+        lastStringClosed = false
         while let scalar = peek, scalar != "\n" {
             advance()
-            if scalar == quote { break }
+            if scalar == quote {
+                lastStringClosed = true
+                break
+            }
             if quote == "\"", scalar == "\\", let escaped = peek {
                 advance()
                 switch escaped {
@@ -229,6 +235,8 @@ struct TOMLLayout {
                     skipMultiLineString(quote: scalar)
                 } else {
                     _ = readString(quote: scalar)
+                    // Said in our words: toml++ names a control character (the line break) instead.
+                    if !lastStringClosed { noteProblem("a string not closed on its line (its closing \(scalar) is missing)") }
                 }
                 continue
             case "[":
