@@ -111,8 +111,8 @@ final class EventReplayer: @unchecked Sendable {
     /// Queued rank-shift renames past this are given up (a few seconds of replay).
     static let queuedShiftLimit = 4000
     /// Rank-shift renames a replay makes before newer work may cut it short
-    /// (about 10 ms of renames): a small folder's shifts always complete.
-    static let shiftsBeforeYielding = 256
+    /// (a millisecond or two of renames): a small folder's shifts always complete.
+    static let shiftsBeforeYielding = 32
 
     private var hasQueuedWork: Bool { queueLock.withLock { !queue.isEmpty || stopped } }
 
