@@ -14,15 +14,17 @@ package enum Unmounter {
         case failed(String)
     }
 
-    package static func unmount(_ mountPoint: String) -> Outcome {
+    /// `connectionLives`: whether the mount's FUSE connection is still there
+    /// after a lazy unmount (something still uses it), nil when that cannot
+    /// be told. Asked instead of a stat of the mount point, which a hung
+    /// daemon would never answer: `unmount` is the way out of one.
+    package static func unmount(_ mountPoint: String, connectionLives: () -> Bool? = { nil }) -> Outcome {
         let status = run(["fusermount3", "-u", "-q", mountPoint])
         if status == 0 { return .unmounted }
-        // Busy or stale (daemon killed): a lazy unmount clears either. A busy one
-        // answers a stat still, a stale one cannot (ENOTCONN): only that one is news.
-        var before = stat()
-        let alive = stat(mountPoint, &before) == 0
+        // Busy or stale (daemon killed): a lazy unmount clears either; a busy
+        // one's connection outlives it, and only that one is news.
         if run(["fusermount3", "-u", "-z", "-q", mountPoint]) == 0 || umount2(mountPoint, Int32(MNT_DETACH)) == 0 {
-            return alive ? .detachedWhileBusy : .unmounted
+            return connectionLives() == true ? .detachedWhileBusy : .unmounted
         }
         let isMounted = MountTable.mounts().contains { $0.mountPoint == (resolvedPath(mountPoint) ?? mountPoint) }
         return .failed(isMounted ? "cannot unmount \(mountPoint): it is busy or not yours" : "\(mountPoint) is not mounted")

@@ -32,7 +32,7 @@ package enum ConnectionGuard {
     package static let commandName = "connection-guard"
     /// The guard's descriptor for fusectl's `abort` file.
     static let abortDescriptor: Int32 = 3
-    static let connections = "/sys/fs/fuse/connections"
+    package static let connections = "/sys/fs/fuse/connections"
 
     package enum State: Sendable, Equatable {
         case running(pid: pid_t)
@@ -91,7 +91,7 @@ package enum ConnectionGuard {
 
     /// The connection's name under fusectl: the mount's device number as the
     /// kernel encodes it (major << 20 | minor), from /proc/self/mountinfo.
-    static func connectionName(of mountPoint: String, mountinfo: String? = nil) -> UInt32? {
+    package static func connectionName(of mountPoint: String, mountinfo: String? = nil) -> UInt32? {
         let text = mountinfo ?? (try? readWholeFile("/proc/self/mountinfo")) ?? ""
         var found: UInt32?
         for line in text.split(separator: "\n") {

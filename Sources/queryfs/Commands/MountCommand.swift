@@ -154,7 +154,13 @@ struct UnmountCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            switch Unmounter.unmount(mountPoint) {
+            // fusectl's name for the connection, found before it is unmounted.
+            let connection = ConnectionGuard.connectionName(of: resolvedPath(mountPoint) ?? mountPoint)
+            let lives = { () -> Bool? in
+                guard let connection, access(ConnectionGuard.connections, F_OK) == 0 else { return nil }
+                return access("\(ConnectionGuard.connections)/\(connection)", F_OK) == 0
+            }
+            switch Unmounter.unmount(mountPoint, connectionLives: lives) {
             case .unmounted: break
             case .detachedWhileBusy:
                 // Said, not silent: the daemon lives on until the folder is let go (a shell's cwd there).
