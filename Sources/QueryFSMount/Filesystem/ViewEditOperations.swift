@@ -97,15 +97,19 @@ extension QueryFilesystem {
     /// known here. `heldAs`: the node the kernel holds the name for (an
     /// entry moved in from another view keeps that view's node), nil when
     /// unknown; the real name held for another node is dropped.
-    func announceTypedNameGone(_ typed: [UInt8], for item: ItemName, in folder: ViewFolder, heldAs: UInt64?) {
+    /// `record`: a record of the item (any of its states: the serial is what counts).
+    /// The real name is told from its rank prefix (O(1)), not by a walk of the listing.
+    func announceTypedNameGone(_ typed: [UInt8], for record: ItemRecord, in folder: ViewFolder, heldAs: UInt64?) {
         let listing = folder.listing
-        guard let index = listing.index(ofItem: item) else { return forgetNamesAfterReply([(folder.id, typed)]) }
-        if listing.name(at: index) == typed {
-            if heldAs != NodeID.entry(folder: folder.serial, item: listing.records[index].serial) { forgetNamesAfterReply([(folder.id, typed)]) }
+        let entry = NodeID.entry(folder: folder.serial, item: record.serial)
+        if let index = typed.withUnsafeBufferPointer({ listing.index(ofEntryNamed: $0) }),
+           listing.records[index].name == record.name, listing.name(at: index) == typed {
+            // The real name: kept, unless the kernel holds it for another node.
+            if heldAs != entry { forgetNamesAfterReply([(folder.id, typed)]) }
             return
         }
-        guard let replayer = eventReplayer else { return forgetNamesAfterReply([(folder.id, typed)]) }
-        replayer.add([.entries(folder: folder, script: .removing(typed, record: listing.records[index]))])
+        guard let replayer = eventReplayer, heldAs != nil else { return forgetNamesAfterReply([(folder.id, typed)]) }
+        replayer.add([.entries(folder: folder, script: .removing(typed, record: record))])
     }
 
     // MARK: ln -s, rm, mv of entries
@@ -136,7 +140,7 @@ extension QueryFilesystem {
         var entry = entryParameters(id: id, attributes: linkAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
         fuse_reply_entry(request, &entry)
         forgetNamesAfterReply()
-        announceTypedNameGone(Self.bytes(name), for: item, in: folder, heldAs: id)
+        announceTypedNameGone(Self.bytes(name), for: record, in: folder, heldAs: id)
     }
 
     func viewUnlink(_ request: fuse_req_t?, parent: UInt64, name: UnsafePointer<CChar>) {
@@ -172,7 +176,7 @@ extension QueryFilesystem {
         let item: ItemName
         var edits: [FieldEdit] = []
         // The node the kernel moves under the new name: the source view's entry (unknown from bundles/).
-        var movedNode: UInt64?
+        var moved: (node: UInt64, record: ItemRecord)?
         if parent == NodeID.bundles || passthrough.node(parent)?.folder != nil, let node = passthrough.node(parent),
            let named = self.item(named: name, in: node) {
             item = named
@@ -180,7 +184,7 @@ extension QueryFilesystem {
             guard let (source, sourceView) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not an entry of a view") }
             guard let record = entryRecord(named: name, in: source) else { return fail(request, ENOENT) }
             item = record.name
-            movedNode = NodeID.entry(folder: source.serial, item: record.serial)
+            moved = (NodeID.entry(folder: source.serial, item: record.serial), record)
             if source.serial == target.serial {
                 // conflicts/ names entries after the item they clash with, not their title: no title to set there.
                 guard sourceView.entryTitle.source == .title else {
@@ -204,7 +208,10 @@ extension QueryFilesystem {
         let code = edit(item, edits, what: shown, expected: targetView.filter.matches)
         fail(request, code)
         // The kernel moved its name for the old entry; the entry's real name is computed.
-        if code == 0 { announceTypedNameGone(Self.bytes(newName), for: item, in: target, heldAs: movedNode) }
+        if code == 0 {
+            if let moved { announceTypedNameGone(Self.bytes(newName), for: moved.record, in: target, heldAs: moved.node) }
+            else { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
+        }
     }
 
     /// A rename within a view folder (`mv`, a file manager's F2) sets the
@@ -227,7 +234,7 @@ extension QueryFilesystem {
         let code = edit(record.name, [.setTitle(String(title))], what: what, expected: { _ in true })
         if code == 0 { retitledNames.note(Self.bytes(newName), for: record.name, in: folder.id) }
         fail(request, code)
-        if code == 0 { announceTypedNameGone(Self.bytes(newName), for: record.name, in: folder, heldAs: NodeID.entry(folder: folder.serial, item: record.serial)) }
+        if code == 0 { announceTypedNameGone(Self.bytes(newName), for: record, in: folder, heldAs: NodeID.entry(folder: folder.serial, item: record.serial)) }
     }
 
     static func bytes(_ name: UnsafePointer<CChar>) -> [UInt8] {
