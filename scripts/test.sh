@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh fio attr git gio inotify-tools make man bindfs pyfuse3
+scripts/install-deps.sh fio attr git gio inotify-tools make man bindfs pyfuse3 strace
 swift build
 # The git-sync test replays the real reading list's history when it sits
 # beside this repository (as in CI); from a plain clone it makes its own.

@@ -102,6 +102,20 @@ int qfs_removexattrat(int fd, const char *path, const char *name) {
 
 int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
+int qfs_open_unnamed_file(int dirfd) {
+    return openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+}
+
+int qfs_name_unnamed_file(int fd, int dirfd, const char *name) {
+    if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0) return 0;
+    if (errno != ENOENT && errno != EPERM) return -1;
+    // Without CAP_DAC_READ_SEARCH the kernel refuses AT_EMPTY_PATH (ENOENT); the
+    // descriptor's /proc link, followed, names the same file for anyone.
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
+}
+
 #include <sys/prctl.h>
 
 int qfs_name_thread(const char *name) {

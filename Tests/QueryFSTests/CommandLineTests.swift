@@ -295,7 +295,9 @@ final class CommandLineTests: FixtureTestCase {
 /// The edit commands without a mount (issue 14): `tag`, `archive`,
 /// `unarchive`, `set`, `history`, `undo`, with every way to name an item.
 final class EditCommandTests: FixtureTestCase {
-    private func run(_ arguments: [String]) throws -> CommandLineTests.Run {
+    /// Runs `queryfs ARGUMENTS…`, or with `executable` the program given
+    /// (`ARGUMENTS` then start with its own name, left out).
+    private func run(_ arguments: [String], executable: String = CommandLineTests.binary) throws -> CommandLineTests.Run {
         let outPath = backing + ".stdout", errPath = backing + ".stderr"
         defer {
             unlink(outPath)
@@ -304,8 +306,8 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: outPath, contents: nil), outPath)
         XCTAssertTrue(FileManager.default.createFile(atPath: errPath, contents: nil), errPath)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = executable == CommandLineTests.binary ? arguments : Array(arguments.dropFirst())
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
         try process.run()
@@ -367,6 +369,39 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(second.status, 0)
         XCTAssertTrue(second.output.contains("\ta.b\ttags\t[\"t\", \"one\"] -> [\"t\"]\t(undoes "), second.output)
         XCTAssertEqual(try scanItem("a.b").tags, ["t"])
+    }
+
+    /// An edit killed at any of its flushes (`strace` kills it at the Nth
+    /// `fsync`: the journal's, the new payload's, the note's, the folder's)
+    /// leaves each item as it was or as edited, and nothing else in the
+    /// user's folders: the new bytes go to a file without a name until they
+    /// are on disk (found from outside: a killed edit left a hidden
+    /// `.payload.plist.queryfs-PID-N` beside the payload for good).
+    func testAnEditKilledAtAnyFlushLeavesNoTemporaryFileBehind() throws {
+        let strace = try XCTUnwrap(["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) },
+                                   "strace is needed (scripts/install-deps.sh strace)")
+        let note = Array("---\ntitle: A note\ntags: [t]  # kept\n---\nBody\n".utf8)
+        var completed = false
+        for flush in 1...12 where !completed {
+            let run = backing + "/run-\(flush)"
+            try FileManager.default.createDirectory(atPath: run + "/a.b", withIntermediateDirectories: true)
+            let payload = try PropertyListSerialization.data(fromPropertyList: ["title": "Alpha", "tags": ["t"]], format: .xml, options: 0)
+            XCTAssertTrue(FileManager.default.createFile(atPath: run + "/a.b/payload.plist", contents: payload))
+            XCTAssertTrue(FileManager.default.createFile(atPath: run + "/note.md", contents: Data(note)))
+            let result = try self.run([strace, "-f", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:signal=SIGKILL:when=\(flush)",
+                                       CommandLineTests.binary, "tag", run, "a.b", "note.md", "--add", "new"], executable: strace)
+            completed = result.status == 0
+            for folder in [run, run + "/a.b"] {
+                let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".queryfs-") && $0 != ".queryfs-journal" }
+                XCTAssertEqual(leftovers, [], "killed at flush \(flush): nothing left in \(folder)")
+            }
+            let items = try Scanner().scan(directory: run)
+            for item in items {
+                XCTAssertTrue(item.tags == ["t"] || item.tags == ["t", "new"], "\(item.name) at flush \(flush): \(item.tags)")
+                XCTAssertEqual(item.problems, [], "\(item.name) at flush \(flush) is whole")
+            }
+        }
+        XCTAssertTrue(completed, "with enough flushes let through, the edit completes")
     }
 
     func testEditCommandMistakesAreOneLine() throws {

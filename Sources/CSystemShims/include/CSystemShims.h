@@ -85,6 +85,16 @@ int qfs_wait_for_parent_death(pid_t parent);
 /// An anonymous file in memory (memfd_create), close-on-exec; -1 with errno.
 int qfs_memory_file(const char *name);
 
+/// A file without a name in the folder `dirfd` (O_TMPFILE, write-only,
+/// 0600, close-on-exec): a process killed while writing it leaves nothing
+/// behind. -1 with errno (EOPNOTSUPP, EISDIR or EINVAL where the folder's
+/// filesystem has no such files).
+int qfs_open_unnamed_file(int dirfd);
+
+/// Gives the unnamed file `fd` the name `name` in `dirfd` (linkat: by
+/// AT_EMPTY_PATH where allowed, else through /proc/self/fd). -1 with errno.
+int qfs_name_unnamed_file(int fd, int dirfd, const char *name);
+
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;
 extern const int QFS_AT_EMPTY_PATH;

@@ -4,7 +4,8 @@ import Glibc
 import CSystemShims
 import QueryFSEngine
 
-/// Replaces a file whole: the new bytes go to a hidden file beside it,
+/// Replaces a file whole: the new bytes go to a file beside it (unnamed
+/// until it is whole, where the filesystem allows: `qfs_open_unnamed_file`),
 /// flushed, with the old file's mode and owner, and are renamed over it, so
 /// a reader (or a crash) sees the old file or the new one, never half of
 /// one, and the folder is flushed after the rename, so what the caller was
@@ -24,7 +25,13 @@ enum AtomicFile {
         let mode: mode_t = exists ? old.st_mode & 0o7777 : newFileMode
         let owner: (uid_t, gid_t)? = exists ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
         let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
-        let fd = temporary.withCString { name in retryingOnEINTR { openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) } }
+        // The bytes go to a file without a name first, named only once they
+        // are on disk: a process killed while writing (a signal, a size
+        // limit, a crash) leaves nothing in the user's folder. Where the
+        // filesystem has no unnamed files, a hidden named one stands in.
+        let unnamed = retryingOnEINTR { qfs_open_unnamed_file(dirfd) }
+        let fd = unnamed >= 0 ? unnamed
+            : temporary.withCString { name in retryingOnEINTR { openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) } }
         guard fd >= 0 else { throw SystemError.current("create", path: display) }
         var failure: SystemError?
         do {
@@ -40,6 +47,11 @@ enum AtomicFile {
             do { try copyUserAttributes(of: name, in: dirfd, to: fd) } catch { failure = SystemError(errno: error.errno, operation: error.operation, path: display) }
         }
         if failure == nil, retryingOnEINTR({ fsync(fd) }) != 0 { failure = SystemError.current("fsync", path: display) }
+        if failure == nil, unnamed >= 0, temporary.withCString({ qfs_name_unnamed_file(fd, dirfd, $0) }) != 0 {
+            let linkFailure = SystemError.current("link", path: display)
+            close(fd)  // never named: nothing is left to remove
+            throw linkFailure
+        }
         // A network filesystem may report a write's failure only here.
         if close(fd) != 0, failure == nil { failure = SystemError.current("close", path: display) }
         if failure == nil, temporary.withCString({ from in name.withCString { to in renameat(dirfd, from, dirfd, to) } }) != 0 {
