@@ -7,6 +7,7 @@ import QueryFSEngine
 ///   else writes it).
 /// - Request handlers take the lock only to make, find or forget a `query/`
 ///   view; every listing they answer from is a snapshot that needs no lock.
+///   A lookup under `bundles/` only tries it (`withLockIfFree`), never waits.
 /// - No I/O under it: the watcher reads items first and applies what it read
 ///   under the lock afterwards, so even a full rescan of 100,000 items holds
 ///   it only as long as applying one batch (`CatalogUpdater`).
@@ -55,6 +56,11 @@ final class GuardedIndex: @unchecked Sendable {
 
     func withLock<R>(_ body: (LiveIndex) throws -> R) rethrows -> R {
         try lock.withLock { try body(index) }
+    }
+
+    /// `body` under the lock if no one holds it now; nil, without waiting, if someone does.
+    func withLockIfFree<R>(_ body: (LiveIndex) throws -> R) rethrows -> R? {
+        try lock.withLockIfFree { try body(index) }
     }
 
     /// New field sources and ignore patterns (the configuration was

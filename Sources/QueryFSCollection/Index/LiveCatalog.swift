@@ -286,6 +286,12 @@ package final class LiveCatalog: @unchecked Sendable {
         try guarded.withLock(body)
     }
 
+    /// `withIndex` if the index is free now; nil, without waiting, while
+    /// the watcher holds it (for a request handler that can do without).
+    package func withIndexIfFree<R>(_ body: (LiveIndex) throws -> R) rethrows -> R? {
+        try guarded.withLockIfFree(body)
+    }
+
     private let tasks = Mutex<[@Sendable () -> Void]>([])
 
     /// Runs `task` on the watcher thread soon (between bursts, outside the

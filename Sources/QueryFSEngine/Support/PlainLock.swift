@@ -23,4 +23,11 @@ package final class PlainLock: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
+
+    /// `body` under the lock if it is free now; nil, without waiting, if not.
+    package func withLockIfFree<R>(_ body: () throws -> R) rethrows -> R? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
 }

@@ -12,11 +12,11 @@ import QueryFSCollection
 /// `PassthroughTable.withDescriptor` lends one, reopening it by name (and
 /// checking the inode) when the table had let it go.
 final class PassthroughNode: @unchecked Sendable {
+    // Eight-byte fields first, then the narrow ones: the object stays in a
+    // smaller malloc chunk (one per node the kernel holds).
     let id: UInt64
     let device: UInt64
     let inode: UInt64
-    /// The file type bits (S_IFMT) at lookup.
-    let type: mode_t
     /// The item this node is in (an entry of the backing directory, or in
     /// a recursive collection one at any depth), nil for the backing
     /// directory itself and its folders of items. Used to invalidate what an
@@ -24,8 +24,6 @@ final class PassthroughNode: @unchecked Sendable {
     let item: ItemName?
     /// For a folder of items (a recursive collection), its path in BACKING.
     let folder: ItemName?
-    /// Whether this node is its item itself (the bundle or file), not a file inside it.
-    let isItemRoot: Bool
     /// Where the kernel last looked it up: parent node and name.
     var parent: UInt64
     var name: [UInt8]
@@ -33,16 +31,20 @@ final class PassthroughNode: @unchecked Sendable {
     /// What the file looked like when the watcher last invalidated it
     /// (touched by the watcher thread only).
     var invalidatedState: (stamp: FileChangeStamp, settled: Bool)?
+    /// The file type bits (S_IFMT) at lookup.
+    let type: mode_t
 
     // Guarded by the table's lock.
     /// An O_PATH descriptor on the backing file, -1 while closed.
     fileprivate var descriptor: Int32
     /// Handlers using the descriptor now: it is not closed under them.
-    fileprivate var pins = 0
+    fileprivate var pins: Int32 = 0
     /// Its slot in the table's clock, -1 when not in it.
-    fileprivate var slot = -1
+    fileprivate var slot: Int32 = -1
     /// Used since the clock's hand last passed (second chance).
     fileprivate var referenced = true
+    /// Whether this node is its item itself (the bundle or file), not a file inside it.
+    let isItemRoot: Bool
 
     init(id: UInt64, fd: Int32, device: UInt64, inode: UInt64, type: mode_t, item: ItemName?, parent: UInt64, name: [UInt8],
          folder: ItemName? = nil, isItemRoot: Bool = false) {
@@ -66,7 +68,7 @@ final class PassthroughNode: @unchecked Sendable {
 final class PassthroughTable: @unchecked Sendable {
     private let lock = PlainLock()
     private var nodes: [UInt64: PassthroughNode] = [:]
-    private var nodesOfItem: [ItemName: Set<UInt64>] = [:]
+    private var nodesOfItem: [ItemName: ItemNodes] = [:]
     /// The nodes of folders of items the kernel holds, by path.
     private var nodeOfFolder: [ItemName: UInt64] = [:]
     /// Items at any depth: a folder without a payload file is a folder of items.
@@ -80,7 +82,14 @@ final class PassthroughTable: @unchecked Sendable {
     private var clock: [PassthroughNode?]
     private var hand = 0
 
-    init(backing: BackingDirectory, descriptorLimit: Int = PassthroughTable.defaultDescriptorLimit()) throws(SystemError) {
+    /// The catalog's own copy of an item's name, nil when it has none: a
+    /// node keeps that one instead of bytes of its own (about 100 bytes a
+    /// node). Called outside the table's lock.
+    private let sharedName: @Sendable (ItemName) -> ItemName?
+
+    init(backing: BackingDirectory, descriptorLimit: Int = PassthroughTable.defaultDescriptorLimit(),
+         sharedName: @escaping @Sendable (ItemName) -> ItemName? = { _ in nil }) throws(SystemError) {
+        self.sharedName = sharedName
         let fd = open(backing.path, QFS_O_PATH | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError.current("open", path: backing.path) }
         var status = stat()
@@ -179,14 +188,14 @@ final class PassthroughTable: @unchecked Sendable {
             defer { hand = (hand + 1) % clock.count }
             guard let victim = clock[hand] else {
                 clock[hand] = node
-                node.slot = hand
+                node.slot = Int32(hand)
                 return
             }
             if victim.pins == 0 && !victim.referenced {
                 victim.slot = -1
                 closeDescriptor(victim)
                 clock[hand] = node
-                node.slot = hand
+                node.slot = Int32(hand)
                 return
             }
             victim.referenced = false
@@ -205,7 +214,7 @@ final class PassthroughTable: @unchecked Sendable {
         lock.withLock {
             guard node !== root, node.descriptor >= 0 else { return }
             if node.slot >= 0 {
-                clock[node.slot] = nil
+                clock[Int(node.slot)] = nil
                 node.slot = -1
             }
             if node.pins == 0 { closeDescriptor(node) }
@@ -230,8 +239,11 @@ final class PassthroughTable: @unchecked Sendable {
             close(fd)
             throw error
         }
-        let nameBytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
+        var nameBytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
         let (item, folder) = attribution(of: nameBytes, in: parent, status: status, fd: fd)
+        // An item directly in BACKING is named by its name: one array for
+        // both (about 100 bytes a node, a million nodes after a walk of bundles/).
+        if let item, item.bytes == nameBytes { nameBytes = item.bytes }
         let id = NodeID.passthrough(backingInode: UInt64(status.st_ino))
         let node: PassthroughNode = lock.withLock {
             if let existing = nodes[id], existing.device == UInt64(status.st_dev) {
@@ -253,7 +265,7 @@ final class PassthroughTable: @unchecked Sendable {
             created.lookups = 1
             if let old = nodes[id] { drop(old) }  // an inode number reused by a new file
             nodes[id] = created
-            if let item { nodesOfItem[item, default: []].insert(id) }
+            if let item { nodesOfItem[item] = nodesOfItem[item].inserting(id) }
             if let folder { nodeOfFolder[folder] = id }
             keep(created)
             return created
@@ -293,14 +305,11 @@ final class PassthroughTable: @unchecked Sendable {
             let moved = PassthroughNode(id: id, fd: -1, device: old.device, inode: old.inode, type: old.type, item: item,
                                         parent: parent.id, name: name, folder: folder, isItemRoot: parent.item == nil && item != nil)
             moved.lookups = old.lookups
-            if let oldItem = old.item {
-                nodesOfItem[oldItem]?.remove(id)
-                if nodesOfItem[oldItem]?.isEmpty == true { nodesOfItem[oldItem] = nil }
-            }
+            if let oldItem = old.item { nodesOfItem[oldItem] = nodesOfItem[oldItem]?.removing(id) }
             if let oldFolder = old.folder, nodeOfFolder[oldFolder] == id { nodeOfFolder[oldFolder] = nil }
             drop(old)
             nodes[id] = moved
-            if let item { nodesOfItem[item, default: []].insert(id) }
+            if let item { nodesOfItem[item] = nodesOfItem[item].inserting(id) }
             if let folder { nodeOfFolder[folder] = id }
         }
     }
@@ -312,10 +321,7 @@ final class PassthroughTable: @unchecked Sendable {
             node.lookups = node.lookups > count ? node.lookups - count : 0
             if node.lookups == 0 {
                 nodes[id] = nil
-                if let item = node.item {
-                    nodesOfItem[item]?.remove(id)
-                    if nodesOfItem[item]?.isEmpty == true { nodesOfItem[item] = nil }
-                }
+                if let item = node.item { nodesOfItem[item] = nodesOfItem[item]?.removing(id) }
                 if let folder = node.folder, nodeOfFolder[folder] == id { nodeOfFolder[folder] = nil }
                 drop(node)
             }
@@ -326,7 +332,7 @@ final class PassthroughTable: @unchecked Sendable {
     /// its last pin goes (under the lock).
     private func drop(_ node: PassthroughNode) {
         if node.slot >= 0 {
-            clock[node.slot] = nil
+            clock[Int(node.slot)] = nil
             node.slot = -1
         }
         if node.pins == 0, node.descriptor >= 0 { closeDescriptor(node) }
@@ -334,7 +340,7 @@ final class PassthroughTable: @unchecked Sendable {
 
     /// The nodes the kernel holds inside an item (for invalidation).
     func nodes(inItem item: ItemName) -> [PassthroughNode] {
-        lock.withLock { (nodesOfItem[item] ?? []).compactMap { nodes[$0] } }
+        lock.withLock { (nodesOfItem[item]?.ids ?? []).compactMap { nodes[$0] } }
     }
 
     /// The node of the folder a nested item lies in (bundles/ for one
@@ -351,10 +357,49 @@ final class PassthroughTable: @unchecked Sendable {
     /// without a payload file: `BackingDirectory.listing`'s rule).
     private func attribution(of name: [UInt8], in parent: PassthroughNode, status: stat, fd: Int32) -> (item: ItemName?, folder: ItemName?) {
         if let item = parent.item { return (item, nil) }
-        let path = ItemName((parent.folder.map { $0.bytes + [UInt8(ascii: "/")] } ?? []) + name)
+        let made = ItemName((parent.folder.map { $0.bytes + [UInt8(ascii: "/")] } ?? []) + name)
+        let path = sharedName(made) ?? made
         guard recursive, status.st_mode & S_IFMT == S_IFDIR, !path.isHidden else { return (path, nil) }
         let holdsPayload = payloadNames.contains { faccessat(fd, $0, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }
         return holdsPayload ? (path, nil) : (nil, path)
+    }
+}
+
+/// The nodes the kernel holds in one item: nearly always one (the bundle
+/// or the file itself), kept inline; a set only beyond it. A set for each
+/// item was about 100 bytes a node.
+fileprivate enum ItemNodes {
+    case one(UInt64)
+    case many(Set<UInt64>)
+
+    var ids: [UInt64] {
+        switch self {
+        case .one(let id): [id]
+        case .many(let ids): Array(ids)
+        }
+    }
+
+    /// Nil when no node is left.
+    func removing(_ id: UInt64) -> ItemNodes? {
+        switch self {
+        case .one(let only): return only == id ? nil : self
+        case .many(var ids):
+            ids.remove(id)
+            if ids.count > 1 { return .many(ids) }
+            return ids.first.map { .one($0) }
+        }
+    }
+}
+
+extension Optional<ItemNodes> {
+    fileprivate func inserting(_ id: UInt64) -> ItemNodes {
+        switch self {
+        case nil: return .one(id)
+        case .one(let only)?: return only == id ? .one(id) : .many([only, id])
+        case .many(var ids)?:
+            ids.insert(id)
+            return .many(ids)
+        }
     }
 }
 

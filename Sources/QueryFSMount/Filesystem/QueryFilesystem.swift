@@ -113,7 +113,8 @@ package final class QueryFilesystem: @unchecked Sendable {
         self.writes = writes
         // The index reads an item the mount is filling once the writes pause.
         catalog.isBeingWritten = { item, seconds in writes.isWriting(item, within: seconds) }
-        passthrough = try PassthroughTable(backing: catalog.backing)
+        passthrough = try PassthroughTable(backing: catalog.backing,
+                                           sharedName: { [catalog] name in catalog.withIndexIfFree { $0.records[name]?.name } ?? nil })
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         mountTime = Timestamp(seconds: Int64(now.tv_sec), nanoseconds: UInt32(now.tv_nsec))
