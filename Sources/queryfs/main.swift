@@ -21,6 +21,7 @@ struct QueryFSCommand: ParsableCommand {
     )
 }
 
+StandardDescriptors.ensureOpen()
 CrashLine.install()
 do {
     // mount(8), mount.fuse3 and fstab call `queryfs BACKING MOUNTPOINT -o OPTIONS`.

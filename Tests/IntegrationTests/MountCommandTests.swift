@@ -265,6 +265,41 @@ final class MountCommandTests: XCTestCase {
         }
     }
 
+    /// `queryfs unmount` takes away queryfs mounts only: another
+    /// filesystem named by mistake (here bindfs, in use) stays mounted, and
+    /// the one line says what it is (found from outside: a tmpfs in use was
+    /// detached lazily, exit 0).
+    func testUnmountLeavesAnotherFilesystemAlone() throws {
+        let source = fixture.root + "/bind-source", target = fixture.root + "/bind-target"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        XCTAssertEqual(Program.run(["bindfs", source, target]).status, 0, "bindfs mounts")
+        defer { _ = Program.run(["fusermount3", "-u", "-z", target]) }
+        let inside = Program.spawn(["sh", "-c", "cd '\(target)' && exec sleep 30"], stdout: "/dev/null", stderr: "/dev/null")
+        defer { kill(inside, SIGKILL); _ = Program.wait(inside) }
+        for name in [target, target + "/", target + "/."] {
+            let result = QueryfsBinary.run(["unmount", name])
+            XCTAssertEqual(result.status, 2, "\(name): \(result.stderrText)")
+            XCTAssertEqual(result.stderrLines.count, 1, result.stderrText)
+            XCTAssertTrue(result.stderrText.contains("not a queryfs one"), result.stderrText)
+            XCTAssertTrue(MountTable.isMounted(target), "\(name): still mounted")
+        }
+    }
+
+    /// A mount started with standard input, output and error closed (as some
+    /// launchers start programs) works as any other: found from outside,
+    /// every write through it answered ENOTDIR.
+    func testAMountStartedWithItsStandardDescriptorsClosedTakesWrites() throws {
+        let result = Program.run(["/bin/sh", "-c", "exec \"$0\" mount \"$1\" \"$2\" <&- >&- 2>&-",
+                                  QueryfsBinary.path, fixture.backing, fixture.mountPoint])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertTrue(eventually { MountTable.isMounted(self.fixture.mountPoint) })
+        XCTAssertEqual(RawFiles.write(fixture.mounted("bundles/new.txt"), Array("new".utf8)), 0, "errno \(errno)")
+        XCTAssertEqual(RawFiles.read(fixture.backed("new.txt")), Array("new".utf8))
+        XCTAssertEqual(symlink("../../bundles/two.hpwebsite", fixture.mounted("tag/t/x")), 0, "errno \(errno)")
+        XCTAssertTrue(eventually { (RawFiles.list(self.fixture.mounted("tag/t")) ?? []).count == 2 })
+    }
+
     func testUnmountOfSomethingNotMounted() {
         let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
         XCTAssertNotEqual(result.status, 0)

@@ -18,7 +18,17 @@ package enum Unmounter {
     /// after a lazy unmount (something still uses it), nil when that cannot
     /// be told. Asked instead of a stat of the mount point, which a hung
     /// daemon would never answer: `unmount` is the way out of one.
-    package static func unmount(_ mountPoint: String, connectionLives: () -> Bool? = { nil }) -> Outcome {
+    package static func unmount(_ mountPoint: String, connectionLives: () -> Bool? = { nil }, table: String? = nil) -> Outcome {
+        // Only a queryfs mount: the lazy unmount below would otherwise take
+        // away any filesystem named by mistake, busy or not (found from
+        // outside: `queryfs unmount` of a tmpfs in use detached it, exit 0).
+        let path = resolvedPath(mountPoint) ?? absolutePath(mountPoint)
+        guard let mount = MountTable.mounts(table: table).last(where: { $0.mountPoint == path }) else {
+            return .failed("\(mountPoint) is not mounted")
+        }
+        guard mount.type == "fuse.queryfs" else {
+            return .failed("\(mountPoint) is a \(mount.type) mount, not a queryfs one: it is left as it is (umount(8) unmounts it)")
+        }
         let status = run(["fusermount3", "-u", "-q", mountPoint])
         if status == 0 { return .unmounted }
         // Busy or stale (daemon killed): a lazy unmount clears either; a busy
@@ -26,8 +36,18 @@ package enum Unmounter {
         if run(["fusermount3", "-u", "-z", "-q", mountPoint]) == 0 || umount2(mountPoint, Int32(MNT_DETACH)) == 0 {
             return connectionLives() == true ? .detachedWhileBusy : .unmounted
         }
-        let isMounted = MountTable.mounts().contains { $0.mountPoint == (resolvedPath(mountPoint) ?? mountPoint) }
-        return .failed(isMounted ? "cannot unmount \(mountPoint): it is busy or not yours" : "\(mountPoint) is not mounted")
+        return .failed("cannot unmount \(mountPoint): it is busy or not yours")
+    }
+
+    /// `path` from the working directory, for a mount point that cannot be resolved (a stale mount).
+    /// Lexically: `.`, `..` and repeated or trailing slashes taken out.
+    private static func absolutePath(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in ((path.hasPrefix("/") ? "" : currentDirectory() + "/") + path).split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// Runs a program found on PATH and returns its exit status (-1 if it could not start).
