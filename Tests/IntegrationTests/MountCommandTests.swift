@@ -171,11 +171,49 @@ final class MountCommandTests: XCTestCase {
         XCTAssertTrue(result.stderrText.hasPrefix("queryfs: "))
         XCTAssertTrue(result.stderrText.contains("fusermount3 -u") || result.stderrText.contains("queryfs unmount"), result.stderrText)
         XCTAssertEqual(MountTable.mountPoints().filter { $0 == fixture.mountPoint }.count, 1, "a second mount was stacked")
+        // Commands given the stale mount say so in one line (found from
+        // outside: `views` printed nothing, exit 0; `status` blamed the configuration).
+        for command in [["views", fixture.mountPoint], ["status", fixture.mountPoint], ["ls", fixture.mountPoint, "by-name"],
+                        ["tag", fixture.mountPoint, "one.hpwebsite", "--add", "x"]] {
+            let answer = QueryfsBinary.run(command)
+            XCTAssertEqual(answer.status, 2, "\(command)")
+            XCTAssertEqual(answer.stderrLines, ["queryfs: the mount at \(fixture.mountPoint) has lost its daemon (it ended or was killed): `queryfs unmount \(fixture.mountPoint)` clears it"], "\(command)")
+        }
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "by-name"]).stdoutText.split(separator: "\n").count, 2, "BACKING answers without it")
 
         let unmount = QueryfsBinary.run(["unmount", fixture.mountPoint])
         XCTAssertEqual(unmount.status, 0, unmount.stderrText)
         XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
         try fixture.mount()
+    }
+
+    /// A mount whose daemon is stopped (SIGSTOP) never answers: commands
+    /// given it stop in one line after a few seconds, commands given its
+    /// BACKING go on without it, and `unmount` takes it away (found from
+    /// outside: `queryfs ls BACKING VIEW` and `status` waited for good).
+    func testCommandsNeverWaitForAStoppedDaemon() throws {
+        try fixture.mount()
+        let daemon = try XCTUnwrap(fixture.daemonPID())
+        kill(daemon, SIGSTOP)
+        defer { kill(daemon, SIGCONT) }
+        let started = Date()
+        for command in [["ls", fixture.mountPoint, "by-name"], ["views", fixture.mountPoint], ["status", fixture.mountPoint],
+                        ["ls", fixture.mounted("bundles"), "by-name"]] {
+            let answer = QueryfsBinary.run(command)
+            XCTAssertEqual(answer.status, 2, "\(command)")
+            XCTAssertEqual(answer.stderrLines.count, 1, answer.stderrText)
+            XCTAssertTrue(answer.stderrText.contains("does not answer (its daemon is stopped or hung)"), answer.stderrText)
+        }
+        for command in [["ls", fixture.backing, "by-name"], ["status", fixture.backing]] {
+            let answer = QueryfsBinary.run(command)
+            XCTAssertEqual(answer.status, 0, "\(command): \(answer.stderrText)")
+            XCTAssertTrue(answer.stderrText.contains("does not answer"), answer.stderrText)
+            XCTAssertFalse(answer.stdout.isEmpty, "\(command) answered from BACKING")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 60, "six commands, none waiting for good")
+        let unmount = QueryfsBinary.run(["unmount", fixture.mountPoint])
+        XCTAssertEqual(unmount.status, 0, unmount.stderrText)
+        XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
     }
 
     /// Without /dev/fuse (hidden in a private mount namespace).

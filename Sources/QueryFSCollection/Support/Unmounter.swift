@@ -22,8 +22,10 @@ package enum Unmounter {
         // Only a queryfs mount: the lazy unmount below would otherwise take
         // away any filesystem named by mistake, busy or not (found from
         // outside: `queryfs unmount` of a tmpfs in use detached it, exit 0).
-        let path = resolvedPath(mountPoint) ?? absolutePath(mountPoint)
-        guard let mount = MountTable.mounts(table: table).last(where: { $0.mountPoint == path }) else {
+        // By its text first: resolving a hung mount's path would wait on it.
+        let mounts = MountTable.mounts(table: table), lexical = lexicallyAbsolute(mountPoint)
+        let path = mounts.contains { $0.mountPoint == lexical } ? lexical : resolvedPath(mountPoint) ?? lexical
+        guard let mount = mounts.last(where: { $0.mountPoint == path }) else {
             return .failed("\(mountPoint) is not mounted")
         }
         guard mount.type == "fuse.queryfs" else {
@@ -40,16 +42,6 @@ package enum Unmounter {
     }
 
     /// `path` from the working directory, for a mount point that cannot be resolved (a stale mount).
-    /// Lexically: `.`, `..` and repeated or trailing slashes taken out.
-    private static func absolutePath(_ path: String) -> String {
-        var parts: [Substring] = []
-        for part in ((path.hasPrefix("/") ? "" : currentDirectory() + "/") + path).split(separator: "/") {
-            if part == "." { continue }
-            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
-        }
-        return "/" + parts.joined(separator: "/")
-    }
-
     /// Runs a program found on PATH and returns its exit status (-1 if it could not start).
     static func run(_ arguments: [String]) -> Int32 {
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]

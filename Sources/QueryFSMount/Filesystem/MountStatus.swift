@@ -164,11 +164,47 @@ package enum MountStatusFile {
         MountTable.trustedQueryfsMounts(ofBacking: resolved).first.flatMap(status(of:))
     }
 
+    /// nil, after one line on stderr, when the mount does not answer in
+    /// time (its daemon stopped or hung): the command goes on as without it.
     private static func status(of mount: MountTable.Mount) -> (mountPoint: String, text: String)? {
-        guard let text = try? readWholeFile(mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName)
-        else { return nil }
-        return (mount.mountPoint, text)
+        let path = mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName
+        guard let answer = answerWithin(mountAnswerSeconds, { try? readWholeFile(path) }) else {
+            let line = Array("queryfs: the mount at \(mount.mountPoint) does not answer (its daemon is stopped or hung); going on without it\n".utf8)
+            line.withUnsafeBytes { _ = write(2, $0.baseAddress!, $0.count) }
+            return nil
+        }
+        return answer.map { (mount.mountPoint, $0) }
     }
+
+    /// Why the queryfs mount `path` lies in (by its text: no link
+    /// followed, nothing asked of the mount first) cannot answer a command,
+    /// nil when it can or `path` is in none: its daemon does not answer in
+    /// time (stopped or hung), is gone (killed: a stale mount), or the
+    /// mount is another user's alone. A command given a path into a mount
+    /// asks this first and stops with that one line, where a read of the
+    /// mount would wait for good, or read as empty.
+    package static func whyUnusable(containing path: String) -> String? {
+        let absolute = lexicallyAbsolute(path)
+        guard let mount = MountTable.mounts().last(where: {
+            $0.type == "fuse.queryfs" && (absolute == $0.mountPoint || absolute.hasPrefix($0.mountPoint == "/" ? "/" : $0.mountPoint + "/"))
+        }) else { return nil }
+        let mountPoint = mount.mountPoint
+        let probe = answerWithin(mountAnswerSeconds, { () -> Int32 in
+            var status = stat()
+            return stat(mountPoint, &status) == 0 && access(mountPoint, R_OK | X_OK) == 0 ? 0 : errno
+        })
+        switch probe {
+        case nil: return "the mount at \(mountPoint) does not answer (its daemon is stopped or hung): `queryfs unmount \(mountPoint)` takes it away"
+        case 0?: return nil
+        case ENOTCONN?: return "the mount at \(mountPoint) has lost its daemon (it ended or was killed): `queryfs unmount \(mountPoint)` clears it"
+        case let code?:
+            let reason = String(cString: strerror(code))
+            return code == EACCES || code == EPERM
+                ? "the mount at \(mountPoint): \(reason) (a mount is its owner's alone unless mounted with -o allow_other)"
+                : "the mount at \(mountPoint): \(reason)"
+        }
+    }
+
 
     /// The field naming the mount's configuration file (null: none).
     static let configurationFileField = "configurationFile"

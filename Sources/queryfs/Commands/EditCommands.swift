@@ -223,6 +223,7 @@ struct UndoCommand: ParsableCommand {
 /// (found from outside). Any other folder of a mount is no backing directory.
 enum BackingArgument {
     static func directory(_ given: String) throws -> String {
+        try requireUsableMount(given)
         guard let resolved = resolvedPath(given), let (mount, rest) = MountTable.queryfsMount(containing: resolved),
               mount.type == "fuse.queryfs"
         else { return given }

@@ -31,6 +31,7 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var index: IndexOptions
 
     func run() throws {
+        try reportingFailures { try requireUsableMount(backing) }
         // A mount point: the daemon's folders answer, already current.
         if configFile == nil, absoluteLinksMountPoint == nil, let mountPoint = MountedViews.mountPoint(backing) {
             // A query with a `/` (`tags~a/*`) names no folder of the mount: it is

@@ -14,6 +14,7 @@ struct ViewsCommand: ParsableCommand {
     @OptionGroup var index: IndexOptions
 
     func run() throws {
+        try reportingFailures { try requireUsableMount(backing) }
         if configFile == nil, let mountPoint = MountedViews.mountPoint(backing) {
             var output = StandardOutput()
             for (path, count) in MountedViews.counts(mountPoint: mountPoint) { output.line("\(path)\t\(count)") }
@@ -46,6 +47,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var index: IndexOptions
 
     func run() throws {
+        try reportingFailures { try requireUsableMount(backing) }
         // Index options ask about the index file: answered as if nothing were mounted.
         if configFile == nil, !index.isGiven, let (mountPoint, text) = MountStatusFile.read(for: backing) {
             var output = StandardOutput()

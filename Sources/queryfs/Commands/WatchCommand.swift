@@ -55,7 +55,10 @@ struct WatchCommand: ParsableCommand {
 
     /// The backing directory and view path the arguments name.
     private func resolve() throws -> (String, String) {
-        if let view { return (target, view) }
+        if let view {
+            try requireUsableMount(target)
+            return (target, view)
+        }
         let absolute = target.hasPrefix("/") ? target : currentDirectory() + "/" + target
         guard let (mount, rest) = MountTable.queryfsMount(containing: normalized(absolute)), !rest.isEmpty else {
             throw Failure("\(target) is not a view of a queryfs mount (or name BACKING and VIEW)")
