@@ -104,6 +104,52 @@ final class ConfinementMountTests: MountTestCase {
         XCTAssertTrue(given.stdoutText.contains("secret\t1"), given.stdoutText)
     }
 
+    /// A `.queryfs.toml` link another user planted in a shared BACKING
+    /// (1777, root's) is followed with that user's rights, for reading and
+    /// for saving a query: a root-only file stays unread, a file they may
+    /// not write stays as it was. A dangling link is never replaced by a
+    /// file (found from outside: root's daemon read and rewrote both, and
+    /// a dangling link became a 0777 file).
+    func testAConfigurationLinkIsFollowedWithTheRightsOfWhoPlacedIt() throws {
+        try XCTSkipIf(getuid() != 0, "needs root to place a link as another user")
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["swift"], mtime: 5_000)
+        }
+        XCTAssertEqual(chmod(fixture.backing, 0o1777), 0)
+        let link = fixture.backed(".queryfs.toml")
+        let rootOnly = fixture.root + "/root-only.toml"
+        XCTAssertTrue(FileManager.default.createFile(atPath: rootOnly, contents: Data("[views]\nsecret = \"tag:swift\"\n".utf8)))
+        XCTAssertEqual(chmod(rootOnly, 0o600), 0)
+        XCTAssertEqual(symlink(rootOnly, link), 0)
+        XCTAssertEqual(lchown(link, 65534, 65534), 0)
+        let views = QueryfsBinary.run(["views", fixture.backing, "--no-index"])
+        XCTAssertEqual(views.status, 2)
+        XCTAssertFalse(views.stdoutText.contains("secret"), views.stdoutText)
+        XCTAssertTrue(views.stderrText.contains("Permission denied"), views.stderrText)
+
+        let shared = fixture.root + "/shared.toml"
+        let sharedText = Data("queries = [\"tag:swift\"]\n".utf8)
+        XCTAssertTrue(FileManager.default.createFile(atPath: shared, contents: sharedText))
+        XCTAssertEqual(chmod(shared, 0o644), 0)
+        XCTAssertEqual(unlink(link), 0)
+        XCTAssertEqual(symlink(shared, link), 0)
+        XCTAssertEqual(lchown(link, 65534, 65534), 0)
+        try fixture.mount()
+        XCTAssertNotNil(RawFiles.list(fixture.mounted("query/tag:swift")), "read with the planter's rights, which may read it")
+        XCTAssertNotEqual(mkdir(fixture.mounted("query/tag:rock"), 0o755), 0, "saved through the link as its planter, who may not write it")
+        XCTAssertEqual(FileManager.default.contents(atPath: shared), sharedText)
+        fixture.unmount()
+
+        XCTAssertEqual(unlink(link), 0)
+        XCTAssertEqual(symlink(fixture.root + "/missing.toml", link), 0)
+        try fixture.mount()
+        XCTAssertNotEqual(mkdir(fixture.mounted("query/tag:rock"), 0o755), 0, "a dangling link is not replaced")
+        var status = stat()
+        XCTAssertEqual(lstat(link, &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFLNK, "still a link")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.root + "/missing.toml"))
+    }
+
     /// Every path below `folder` with its type, mtime and ctime.
     private static func snapshot(_ folder: String) -> [String: String] {
         var result: [String: String] = [:]

@@ -303,10 +303,28 @@ package struct Configuration: Equatable, Sendable {
     /// configuration given with `--config` is the administrator's: read as
     /// the daemon.
     static func readBackingsOwnFile(_ path: String, backing: String) throws(SystemError) -> [UInt8] {
-        var owner = stat()
-        guard ThreadCredentials.canSwitch, stat(backing, &owner) == 0, owner.st_uid != 0 else { return try readWholeFile(path) }
-        let read = ThreadCredentials.run(as: owner.st_uid, owner.st_gid) { Result { () throws(SystemError) in try readWholeFile(path) } }
-        return try read.get().get()
+        try asPlacer(of: path, backing: backing) { () throws(SystemError) in try readWholeFile(path) }
+    }
+
+    /// Runs `body` with the rights of whoever placed the configuration
+    /// `path` in `backing` (`placer`), as the daemon itself when that is
+    /// root or the daemon cannot switch.
+    static func asPlacer<R>(of path: String, backing: String, _ body: () throws(SystemError) -> R) throws(SystemError) -> R {
+        guard ThreadCredentials.canSwitch, let (uid, gid) = placer(of: path, backing: backing) else { return try body() }
+        return try ThreadCredentials.run(as: uid, gid) { Result { () throws(SystemError) in try body() } }.get().get()
+    }
+
+    /// Who put the configuration there: the owner of its entry (the file, or
+    /// the link to it), else BACKING's owner; nil for root. A link another
+    /// user plants in a shared BACKING is followed with that user's rights,
+    /// never the daemon's (found from outside: root's daemon read a
+    /// root-only file through such a link, showed its views to the planter,
+    /// and rewrote it when a query was saved).
+    static func placer(of path: String, backing: String) -> (uid_t, gid_t)? {
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_uid != 0 { return (status.st_uid, status.st_gid) }
+        guard stat(backing, &status) == 0, status.st_uid != 0 else { return nil }
+        return (status.st_uid, status.st_gid)
     }
 
     /// The whole file, which must be a regular file: opened without

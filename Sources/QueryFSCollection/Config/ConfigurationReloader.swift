@@ -149,7 +149,14 @@ package final class ConfigurationReloader: @unchecked Sendable {
                                       detail: "rewriting the queries setting would change other settings; edit it by hand"))
         }
         do {
-            try Self.replaceFile(at: path, with: Array(newText.utf8))
+            // BACKING's own file with the rights of who put it there, as it is read.
+            if file == nil {
+                try Configuration.asPlacer(of: path, backing: backing) { () throws(SystemError) in
+                    try Self.replaceFile(at: path, with: Array(newText.utf8))
+                }
+            } else {
+                try Self.replaceFile(at: path, with: Array(newText.utf8))
+            }
         } catch {
             throw .system(error)
         }
@@ -164,7 +171,15 @@ package final class ConfigurationReloader: @unchecked Sendable {
     private static func replaceFile(at link: String, with bytes: [UInt8]) throws(SystemError) {
         // A configuration that is a symlink (kept in a dotfiles repository)
         // stays one: the file it points at is the one replaced.
-        let path = resolvedPath(link) ?? link
+        var entry = stat()
+        let isLink = lstat(link, &entry) == 0 && entry.st_mode & S_IFMT == S_IFLNK
+        let resolved = resolvedPath(link)
+        if isLink, resolved == nil {
+            // Writing would replace the link itself with a file.
+            throw SystemError(errno: ENOENT, operation: "rewrite", path: link,
+                              detail: "it is a link to a file that does not exist; create that file, or remove the link")
+        }
+        let path = resolved ?? link
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path

@@ -22,8 +22,11 @@ enum AtomicFile {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
-        let mode: mode_t = exists ? old.st_mode & 0o7777 : newFileMode
-        let owner: (uid_t, gid_t)? = exists ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
+        // A link in the way (an index file someone linked elsewhere) is
+        // replaced by a file of its own: neither its 0777 nor its owner are the file's.
+        let copiesOld = exists && old.st_mode & S_IFMT != S_IFLNK
+        let mode: mode_t = copiesOld ? old.st_mode & 0o7777 : newFileMode
+        let owner: (uid_t, gid_t)? = copiesOld ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
         let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
         // The bytes go to a file without a name first, named only once they
         // are on disk: a process killed while writing (a signal, a size
@@ -43,7 +46,7 @@ enum AtomicFile {
             failure = SystemError.current("chown", path: display)
         }
         if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError.current("chmod", path: display) }
-        if failure == nil, keepingAttributes, exists {
+        if failure == nil, keepingAttributes, copiesOld {
             do { try copyUserAttributes(of: name, in: dirfd, to: fd) } catch { failure = SystemError(errno: error.errno, operation: error.operation, path: display) }
         }
         if failure == nil, retryingOnEINTR({ fsync(fd) }) != 0 { failure = SystemError.current("fsync", path: display) }
