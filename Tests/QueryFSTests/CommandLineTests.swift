@@ -404,6 +404,37 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(completed, "with enough flushes let through, the edit completes")
     }
 
+    /// An edit and its undo keep the payload's extended attributes: what
+    /// other tools keep in `user.*` and the access control list (found from
+    /// outside: both were dropped, and a collaborator the ACL let write the
+    /// payload could not after the edit).
+    func testAnEditAndItsUndoKeepThePayloadsAttributesAndACL() throws {
+        hipstapaper("a.b", title: "Alpha")
+        writeFile("note.md", "---\ntitle: Note\n---\nBody\n")
+        // user::rw- user:1002:rw- group::r-- mask::rw- other::r--
+        let acl = "0x0200000001000600ffffffff02000600ea03000004000400ffffffff10000600ffffffff20000400ffffffff"
+        for file in ["a.b/payload.plist", "note.md"] {
+            for (name, value) in [("user.xdg.origin.url", "https://example.org"), ("system.posix_acl_access", acl)] {
+                let set = try run(["/usr/bin/setfattr", "-n", name, "-v", value, path(file)], executable: "/usr/bin/setfattr")
+                XCTAssertEqual(set.status, 0, String(decoding: set.stderr, as: UTF8.self))
+            }
+        }
+        let before = try ["a.b/payload.plist", "note.md"].map { try attributes(path($0)) }
+        XCTAssertEqual(before[0].count, 2, "\(before[0])")
+        XCTAssertEqual(try run(["tag", backing, "a.b", "note.md", "--add", "new"]).status, 0)
+        XCTAssertEqual(try scanItem("a.b").tags, ["new"])
+        XCTAssertEqual(try ["a.b/payload.plist", "note.md"].map { try attributes(path($0)) }, before, "after the edit")
+        XCTAssertEqual(try run(["undo", backing, "--since", "1h"]).status, 0)
+        XCTAssertEqual(try scanItem("a.b").tags, [])
+        XCTAssertEqual(try ["a.b/payload.plist", "note.md"].map { try attributes(path($0)) }, before, "after the undo")
+    }
+
+    /// Every extended attribute of `file`, by name (`getfattr -d -m -`).
+    private func attributes(_ file: String) throws -> [String] {
+        let result = try run(["/usr/bin/getfattr", "-d", "-m", "-", "-e", "hex", file], executable: "/usr/bin/getfattr")
+        return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init).sorted()
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

@@ -677,7 +677,7 @@ struct ItemState {
         // attributes along; a changed tags attribute is then set on it.
         if files.contains(EditJournal.itemFile), let bytes = noteFile {
             do throws(SystemError) {
-                try AtomicFile.replace(item.bytes, in: rootFD, with: bytes, keepingAttributes: true)
+                try AtomicFile.replace(item.bytes, in: rootFD, with: bytes)
             } catch {
                 throw EditError(error.errno, "\(item): \(error.message)")
             }
@@ -685,7 +685,7 @@ struct ItemState {
         if let sidecarName, files.contains(Self.journalName(ofSidecar: sidecarName)) {
             do throws(SystemError) {
                 if let bytes = sidecarFile {
-                    try AtomicFile.replace(sidecarName, in: rootFD, with: bytes, keepingAttributes: true)
+                    try AtomicFile.replace(sidecarName, in: rootFD, with: bytes)
                 } else if sidecarName.withCString({ unlinkat(rootFD, $0, 0) }) != 0, errno != ENOENT {
                     throw SystemError.current("unlink")
                 } else {

@@ -269,7 +269,7 @@ enum IndexFile {
         let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dirfd >= 0 else { throw SystemError.current("open", path: folder) }
         defer { close(dirfd) }
-        try AtomicFile.replace(name, in: dirfd, with: bytes, newFileMode: 0o600)
+        try AtomicFile.replace(name, in: dirfd, with: bytes, ownerOnly: true)
     }
 
     // MARK: Reading

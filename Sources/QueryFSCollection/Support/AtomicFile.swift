@@ -15,17 +15,21 @@ enum AtomicFile {
     /// Writes `bytes` as `name` in the folder `dirfd`. `template`: the
     /// status to copy mode and owner from when the file does not exist yet
     /// (a new payload takes its bundle's owner); `newFileMode`: the mode of a file made anew.
-    /// `keepingAttributes`: the old file's `user.*` extended attributes
-    /// (tags, and what other tools keep there) go to the new file too.
+    /// The old file's extended attributes go to the new file too: tags and
+    /// what other tools keep in `user.*`, and its access control list, so
+    /// a collaborator an ACL let write a payload still may after an edit
+    /// (found from outside: every edit dropped both, and undo did not bring
+    /// them back). `ownerOnly`: the new file is 0600 and keeps no
+    /// attributes whatever the old one had (the index).
     static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
-                        newFileMode: mode_t = 0o644, keepingAttributes: Bool = false) throws(SystemError) {
+                        newFileMode: mode_t = 0o644, ownerOnly: Bool = false) throws(SystemError) {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
         // A link in the way (an index file someone linked elsewhere) is
         // replaced by a file of its own: neither its 0777 nor its owner are the file's.
-        let copiesOld = exists && old.st_mode & S_IFMT != S_IFLNK
-        let mode: mode_t = copiesOld ? old.st_mode & 0o7777 : newFileMode
+        let copiesOld = exists && old.st_mode & S_IFMT != S_IFLNK && !ownerOnly
+        let mode: mode_t = ownerOnly ? 0o600 : copiesOld ? old.st_mode & 0o7777 : newFileMode
         let owner: (uid_t, gid_t)? = copiesOld ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
         let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
         // The bytes go to a file without a name first, named only once they
@@ -46,8 +50,8 @@ enum AtomicFile {
             failure = SystemError.current("chown", path: display)
         }
         if failure == nil, fchmod(fd, mode) != 0 { failure = SystemError.current("chmod", path: display) }
-        if failure == nil, keepingAttributes, copiesOld {
-            do { try copyUserAttributes(of: name, in: dirfd, to: fd) } catch { failure = SystemError(errno: error.errno, operation: error.operation, path: display) }
+        if failure == nil, copiesOld {
+            do { try copyAttributes(of: name, in: dirfd, to: fd) } catch { failure = SystemError(errno: error.errno, operation: error.operation, path: display) }
         }
         if failure == nil, retryingOnEINTR({ fsync(fd) }) != 0 { failure = SystemError.current("fsync", path: display) }
         if failure == nil, unnamed >= 0, temporary.withCString({ qfs_name_unnamed_file(fd, dirfd, $0) }) != 0 {
@@ -69,8 +73,12 @@ enum AtomicFile {
         try syncFolder(dirfd, path: display)
     }
 
-    /// Copies every `user.*` attribute of `name` to the open file `target`.
-    private static func copyUserAttributes(of name: [UInt8], in dirfd: Int32, to target: Int32) throws(SystemError) {
+    /// Copies the extended attributes of `name` to the open file `target`:
+    /// every `user.*` one (a failure fails the edit), and those of other
+    /// namespaces (the ACL, `security.*`, `trusted.*`) where this process
+    /// may set them; one it may not (EPERM, or a namespace the filesystem
+    /// refuses) is left to the filesystem's default, as cp -a leaves it.
+    private static func copyAttributes(of name: [UInt8], in dirfd: Int32, to target: Int32) throws(SystemError) {
         let source = name.withCString { openat(dirfd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard source >= 0 else { throw SystemError.current("open") }
         defer { close(source) }
@@ -80,12 +88,20 @@ enum AtomicFile {
             if errno == ENOTSUP { return }
             throw SystemError.current("listxattr")
         }
+        let user = Array("user.".utf8).map { CChar(bitPattern: $0) }
         var value = [UInt8](repeating: 0, count: 65_536)
-        for attribute in names[..<length].split(separator: 0) where attribute.starts(with: Array("user.".utf8).map { CChar(bitPattern: $0) }) {
+        for attribute in names[..<length].split(separator: 0) {
             let cName = Array(attribute) + [0]
+            let isUser = attribute.starts(with: user)
             let size = qfs_getxattrat(source, nil, cName, &value, UInt(value.count))
-            guard size >= 0 else { throw SystemError.current("getxattr") }
-            guard qfs_setxattrat(target, nil, cName, value, UInt(size)) == 0 else { throw SystemError.current("setxattr") }
+            guard size >= 0 else {
+                if !isUser, errno == EPERM || errno == EACCES || errno == ENOTSUP { continue }
+                throw SystemError.current("getxattr")
+            }
+            guard qfs_setxattrat(target, nil, cName, value, UInt(size)) == 0 else {
+                if !isUser, errno == EPERM || errno == EACCES || errno == ENOTSUP || errno == EINVAL { continue }
+                throw SystemError.current("setxattr")
+            }
         }
     }
 
