@@ -435,6 +435,21 @@ final class EditCommandTests: FixtureTestCase {
         return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init).sorted()
     }
 
+    /// `undo` replays only a journal of the caller's or root's: anyone who
+    /// owns the file can write any line into it (found from outside).
+    func testUndoRefusesAJournalAnotherUserOwns() throws {
+        try XCTSkipIf(geteuid() != 0, "needs root to give the journal to another user")
+        hipstapaper("a.b", title: "Alpha")
+        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "new"]).status, 0)
+        XCTAssertEqual(chown(path(".queryfs-journal"), 65534, 65534), 0)
+        let undo = try run(["undo", backing])
+        XCTAssertEqual(undo.status, 2)
+        XCTAssertEqual(undo.errorLines.count, 1, "\(undo.errorLines)")
+        XCTAssertTrue(undo.errorLines.first?.contains("belongs to user 65534") == true, "\(undo.errorLines)")
+        XCTAssertEqual(try scanItem("a.b").tags, ["new"], "nothing taken back")
+        XCTAssertEqual(try run(["history", backing]).status, 0, "history still reads it")
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

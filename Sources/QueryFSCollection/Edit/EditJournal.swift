@@ -154,6 +154,19 @@ package struct EditJournal: Sendable {
         guard retryingOnEINTR({ ftruncate(fd, off_t(keep)) }) == 0 else { throw SystemError.current("truncate", path: fileName) }
     }
 
+    /// Fails unless the journal (if any) belongs to the caller or to root:
+    /// `undo` writes the bytes a line holds, and anyone who owns the file
+    /// can write any line, checksum and all (found from outside: in a shared
+    /// folder another user's forged line made root's undo write their bytes
+    /// into root's payload).
+    package func requireTrustedOwner() throws(SystemError) {
+        var status = stat()
+        guard fstatat(backing.fd, Self.fileName, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        guard status.st_uid != geteuid(), status.st_uid != 0 else { return }
+        throw SystemError(errno: EPERM, operation: "undo from", path: Self.fileName,
+                          detail: "it belongs to user \(status.st_uid), not to you or root, and what it holds is written back as it says: undo as that user, or move the journal away")
+    }
+
     /// Every entry, oldest first; lines that do not read as entries are skipped.
     package func entries() throws(SystemError) -> [Entry] {
         let bytes: [UInt8]

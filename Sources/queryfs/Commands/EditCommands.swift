@@ -187,7 +187,7 @@ struct UndoCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let cutoff = try since.map(JournalTime.parse)
-            let chosen = EditJournal.undoable(try JournalTime.entries(try options.directory()), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
+            let chosen = EditJournal.undoable(try JournalTime.entries(try options.directory(), forUndo: true), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
             guard !chosen.isEmpty else {
                 // Said, not silent: a second `undo` used to return 0 with no sign it had done nothing.
                 printError("nothing to undo in \(options.backing): every journaled edit \(cutoff == nil ? "is" : "since then is") undone already")
@@ -236,9 +236,12 @@ enum BackingArgument {
 
 /// Reading the journal for the commands.
 enum JournalTime {
-    static func entries(_ backing: String) throws -> [EditJournal.Entry] {
+    /// `forUndo`: only from a journal of the caller's or root's (`requireTrustedOwner`).
+    static func entries(_ backing: String, forUndo: Bool = false) throws -> [EditJournal.Entry] {
         do {
-            return try EditJournal(backing: try BackingDirectory(path: backing)).entries()
+            let journal = EditJournal(backing: try BackingDirectory(path: backing))
+            if forUndo { try journal.requireTrustedOwner() }
+            return try journal.entries()
         } catch {
             throw Failure("cannot read the journal of \(backing): \(error.message)")
         }
