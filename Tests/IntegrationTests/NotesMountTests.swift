@@ -71,6 +71,36 @@ final class NotesMountTests: MountTestCase {
         XCTAssertTrue(eventually { ViewComparison.differences(backing: self.fixture.backing, mountPoint: self.fixture.mountPoint) == [] })
     }
 
+    /// `mv tag/OLD tag/NEW` renames the tag in every note's front matter
+    /// (YAML flow and block lists, TOML); and renaming a folder that holds only nested tags
+    /// renames them (`a/b` under `a` → `z/b`). Found from outside: notes
+    /// lost OLD and never got NEW, and the nested rename changed nothing
+    /// on disk while the view showed it done.
+    func testRenamingATagFolderRenamesTheTagInEveryNote() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("flow.md".utf8), contents: Array("---\ntags: [p, q]\n---\nBody\n".utf8), mtime: 1_000)
+            corpus.file(Array("block.md".utf8), contents: Array("---\ntags:\n  - q\n  - p # mine\n---\n".utf8), mtime: 2_000)
+            corpus.file(Array("toml.md".utf8), contents: Array("+++\ntags = [\"p\"]\n+++\n".utf8), mtime: 4_000)
+            corpus.file(Array("nested.md".utf8), contents: Array("---\ntags: [a/b, a/c]\n---\n".utf8), mtime: 5_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(rename(fixture.mounted("tag/p"), fixture.mounted("tag/pp")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("flow.md"))?.text, "---\ntags: [pp, q]\n---\nBody\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("block.md"))?.text, "---\ntags:\n  - q\n  - pp # mine\n---\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("toml.md"))?.text, "+++\ntags = [\"pp\"]\n+++\n")
+        XCTAssertTrue(eventually { self.names("tag/pp").count == 3 }, "\(names("tag/pp"))")
+
+        XCTAssertEqual(rename(fixture.mounted("tag/a"), fixture.mounted("tag/z")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("nested.md"))?.text, "---\ntags: [z/b, z/c]\n---\n")
+        XCTAssertTrue(eventually { self.names("tag/z/b").count == 1 && RawFiles.list(self.fixture.mounted("tag/a")) == nil },
+                      "\(names("tag/z/b")) \(String(describing: RawFiles.list(self.fixture.mounted("tag/a"))))")
+        XCTAssertTrue(eventually { ViewComparison.differences(backing: self.fixture.backing, mountPoint: self.fixture.mountPoint) == [] })
+        // Undone note by note, byte for byte.
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing, "--since", "1h"]).status, 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("flow.md"))?.text, "---\ntags: [p, q]\n---\nBody\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("nested.md"))?.text, "---\ntags: [a/b, a/c]\n---\n")
+    }
+
     /// A note whose block is never closed (or closed only past 64 KiB) is
     /// reported, and an edit is refused: a block made in front of it would
     /// turn the note's own keys into body text.

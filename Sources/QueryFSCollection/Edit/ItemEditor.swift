@@ -422,12 +422,20 @@ struct ItemState {
             }
         case .removeTag(let tag): try changeTags(sources) { $0 == tag ? .some(nil) : nil }
         case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderNames($0).contains(folder) ? .some(nil) : nil }
-        case .renameTagFolder(let folder, let newTag):
-            var kept = self.item(named: item, sources: sources).tags.contains(newTag)
+        case .renameTagFolder(let folder, let newFolder):
+            // Each tag is decided once, however often `changeTags` asks (it
+            // checks, then writes): the first tag that becomes a name takes
+            // it, a later one becoming the same name (or one the item has)
+            // goes. Deciding anew at each ask dropped a note's tag and never
+            // wrote the new one (found from outside).
+            var taken = Set(self.item(named: item, sources: sources).tags)
+            var decisions: [String: String?] = [:]
             try changeTags(sources) { tag in
-                guard EntryNaming.tagFolderName(tag) == folder, tag != newTag else { return nil }
-                defer { kept = true }
-                return kept ? .some(nil) : .some(newTag)
+                guard let renamed = FieldEdit.renamedTag(tag, folder: folder, to: newFolder), tag != renamed else { return nil }
+                if let decision = decisions[tag] { return .some(decision) }
+                let decision: String? = taken.insert(renamed).inserted ? renamed : nil
+                decisions[tag] = decision
+                return .some(decision)
             }
         case .setArchived(let flag):
             if try setNoteValue("archived", .bool(flag), item: item) { return }

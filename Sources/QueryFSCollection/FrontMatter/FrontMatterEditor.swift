@@ -175,8 +175,36 @@ struct FrontMatterBlock {
            !(scalar.text.isEmpty || scalar.text == "~" || scalar.text == "null") {
             return try rewrite(scalar, tags: new, original: scalar.text)
         }
+        if try renameInPlace(old, to: new) { return }
         for tag in old where !new.contains(tag) { try removeTag(tag) }
         for tag in new where !old.contains(tag) { try addTag(tag) }
+    }
+
+    /// A rename (as many tags, some changed): each changed tag rewritten
+    /// where it stands, its neighbours, order and comments as they were.
+    /// Removing and appending moved it to the end, which the check after
+    /// refused for a one-line list (found from outside: `mv tag/p tag/pp`
+    /// failed on `[p, q]`). False when the list is not one it can do this in.
+    private mutating func renameInPlace(_ old: [String], to new: [String]) throws(FrontMatterError) -> Bool {
+        guard old.count == new.count else { return false }
+        let elements: [YAMLBlockLayout.Scalar]
+        let render: (String) -> String
+        switch syntax {
+        case .yaml:
+            guard case .list(let style, _, let list)? = try YAMLBlockLayout(text).entry("tags")?.value,
+                  list.map({ FrontMatterTagString.normalized($0.text) }) == old else { return false }
+            elements = list
+            if case .flow = style { render = { YAMLText.render($0, inFlow: true) } } else { render = { YAMLText.render($0) } }
+        case .toml:
+            guard let array = TOMLBlockLayout(text).array("tags"), array.elements.map(\.text) == old else { return false }
+            elements = array.elements
+            render = { TOMLText.render($0) }
+        }
+        // From the last: each replacement leaves the earlier ranges where they were.
+        for (element, (was, now)) in zip(elements, zip(old, new)).reversed() where was != now {
+            replace(element.range, with: render(now))
+        }
+        return true
     }
 
     mutating func addTag(_ tag: String) throws(FrontMatterError) {

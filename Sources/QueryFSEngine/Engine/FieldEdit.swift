@@ -32,6 +32,18 @@ package enum FieldEdit: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What `mv tag/FOLDER tag/TO` makes of `tag`: TO for a tag in that
+    /// folder, TO/REST for one in a folder nested in it (`a/b` under `a`
+    /// renamed `z` is `z/b`: its entries were in `tag/a` too, found from
+    /// outside: they stayed `a/b` while the view showed them under `z`);
+    /// nil for a tag elsewhere.
+    package static func renamedTag(_ tag: String, folder: String, to: String) -> String? {
+        guard let own = EntryNaming.tagFolderName(tag) else { return nil }
+        if own == folder { return to }
+        guard own.hasPrefix(folder + "/") else { return nil }
+        return to + own.dropFirst(folder.count)
+    }
+
     /// The item as it would read after this edit (for checking, before any
     /// write, that an edit does what the view needs).
     package func applied(to item: Item) -> Item {
@@ -42,7 +54,7 @@ package enum FieldEdit: Equatable, Sendable, CustomStringConvertible {
         case .removeTagFolder(let folder): item.tags.removeAll { EntryNaming.tagFolderNames($0).contains(folder) }
         case .renameTagFolder(let folder, let to):
             var seen = Set<String>()
-            item.tags = item.tags.map { EntryNaming.tagFolderName($0) == folder ? to : $0 }.filter { seen.insert($0).inserted }
+            item.tags = item.tags.map { Self.renamedTag($0, folder: folder, to: to) ?? $0 }.filter { seen.insert($0).inserted }
         case .setArchived(let flag): item.archived = flag
         case .setTitle(let title): item.setTitle(title)
         case .setPayload(let path, let value): item.payloadValues[path] = value
