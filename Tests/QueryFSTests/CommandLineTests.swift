@@ -450,6 +450,59 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try run(["history", backing]).status, 0, "history still reads it")
     }
 
+    /// An editor's save (a new file renamed over the note, no lock taken)
+    /// made while a tag edit is under way is never overwritten: the edit
+    /// finds the note replaced before its rename, writes nothing, reads the
+    /// note again and edits that (found from outside: a third of the edits
+    /// in a loop rolled the note back to the version before the save). The
+    /// edit is held at its first flush by `strace` while the test saves.
+    func testAnEditorsSaveMadeDuringATagEditIsKept() throws {
+        let strace = try XCTUnwrap(["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        writeFile("n.md", "---\ntags: [c0]\n---\nedit 0\n")
+        let trace = backing + ".trace"
+        defer { unlink(trace) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: strace)
+        process.arguments = ["-f", "-o", trace, "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=2000000:when=1",
+                             CommandLineTests.binary, "tag", backing, "n.md", "--add", "t1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Held at the journal's flush, after it read the note: the editor saves now.
+        let deadline = Date().addingTimeInterval(20)
+        while !((try? String(contentsOfFile: trace, encoding: .utf8))?.contains("fsync(") ?? false), Date() < deadline { usleep(20_000) }
+        writeFile(".n.md.editor", "---\ntags: [c0]\n---\nedit 1, by the editor\n")
+        XCTAssertEqual(rename(path(".n.md.editor"), path("n.md")), 0)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) },
+                       "---\ntags: [c0, t1]\n---\nedit 1, by the editor\n", "the save kept, the tag added to it")
+        let history = try run(["history", backing]).output.split(separator: "\n")
+        XCTAssertEqual(history.count, 1, "one edit journaled, the attempt that found the save cut: \(history)")
+    }
+
+    /// A write that fails before anything is replaced (here the new file's
+    /// naming, made to fail with ENOSPC by `strace`, as on a full disk)
+    /// leaves the item as it was and no journal record, and says "not
+    /// changed" (found from outside: "may have been made", and a phantom
+    /// edit in the history that the next undo was spent on). A note named
+    /// near 255 bytes is edited like any other (its temporary file's name
+    /// was 26 bytes longer, found from outside).
+    func testAWriteThatFailsBeforeItsRenameIsNotJournaled() throws {
+        let strace = try XCTUnwrap(["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        writeFile("n.md", "---\ntags: [a]\n---\n")
+        let failed = try run([strace, "-f", "-o", "/dev/null", "-e", "trace=linkat", "-e", "inject=linkat:error=ENOSPC",
+                              CommandLineTests.binary, "tag", backing, "n.md", "--add", "b"], executable: strace)
+        XCTAssertEqual(failed.status, 2)
+        XCTAssertTrue(failed.errorLines.first?.contains("not changed") == true, "\(failed.errorLines)")
+        XCTAssertEqual(try scanItem("n.md").tags, ["a"])
+        XCTAssertEqual(try run(["history", backing]).output, "", "nothing journaled")
+        let long = String(repeating: "x", count: 240) + ".md"
+        writeFile(long, "---\ntags: [a]\n---\n")
+        XCTAssertEqual(try run(["tag", backing, long, "--add", "b"]).status, 0)
+        XCTAssertEqual(try scanItem(long).tags, ["a", "b"])
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

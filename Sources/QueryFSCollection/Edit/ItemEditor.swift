@@ -36,12 +36,25 @@ package struct ItemEditor: Sendable {
     /// journal recorded (nil when nothing needed to change).
     @discardableResult
     package func apply(_ edits: [FieldEdit], to item: ItemName) throws(EditError) -> EditJournal.Entry? {
-        try withLockedItem(item) { (state, place) throws(EditError) -> EditJournal.Entry? in
-            var changed = state
-            for edit in edits { try changed.apply(edit, sources: sources, item: item) }
-            return try commit(changed, from: state, item: item, at: place, undoes: nil)
+        // A file saved by another program between the read and the write
+        // (an editor does not take the item's lock) fails the write before
+        // anything of it is written (EAGAIN): read again and edit that.
+        var attempt = 0
+        while true {
+            do {
+                return try withLockedItem(item) { (state, place) throws(EditError) -> EditJournal.Entry? in
+                    var changed = state
+                    for edit in edits { try changed.apply(edit, sources: sources, item: item) }
+                    return try commit(changed, from: state, item: item, at: place, undoes: nil)
+                }
+            } catch let error where error.errno == EAGAIN && attempt < Self.attemptsWhileSaved {
+                attempt += 1
+            }
         }
     }
+
+    /// How often an edit is read again when its file keeps being saved under it.
+    static let attemptsWhileSaved = 8
 
     /// The item's fields as the scan reads them (what an edit starts from).
     package func fields(of item: ItemName) throws(EditError) -> Item {
@@ -168,12 +181,13 @@ package struct ItemEditor: Sendable {
         }
         defer { appender?.close() }
         let entry = journalEntry(changed, from: original, files: files, item: item, undoes: undoes)
+        var written: [String] = []
         guard let appender else {
-            try changed.write(files, item: place.name, in: place.folderFD)
+            try changed.write(files, item: place.name, in: place.folderFD, checkingStampsOf: original, written: &written)
             return entry
         }
         if undoes != nil {
-            try changed.write(files, item: place.name, in: place.folderFD)
+            try changed.write(files, item: place.name, in: place.folderFD, checkingStampsOf: original, written: &written)
             do {
                 try appender.append(entry)
             } catch {
@@ -187,10 +201,16 @@ package struct ItemEditor: Sendable {
             throw EditError(error.errno, "\(item) not changed: its journal record could not be written (\(error.message))")
         }
         do {
-            try changed.write(files, item: place.name, in: place.folderFD)
+            try changed.write(files, item: place.name, in: place.folderFD, checkingStampsOf: original, written: &written)
         } catch let failure {
             do {
-                try original.write(changed.differences(to: original), item: place.name, in: place.folderFD)
+                // Only what was written goes back: a file the edit never
+                // reached (its write failed before the rename: a full disk,
+                // a name too long, an editor's save in between) is left as
+                // it is, and the record cut (found from outside: the edit
+                // was reported as "may have been made" and stayed journaled).
+                var putBack: [String] = []
+                try original.write(written, item: place.name, in: place.folderFD, written: &putBack)
             } catch {
                 throw EditError(failure.errno, "the edit of \(item) may have been made (\(failure.message)), and could not be taken "
                     + "back (\(error.message)); it is journaled: queryfs undo takes it back")
@@ -283,6 +303,10 @@ struct ItemState {
     var noteFile: [UInt8]?
     /// Largest note an edit rewrites (its front matter is in the first 64 KiB; the rest is kept as it is).
     static let noteLimit = 16 << 20
+    /// The note's and the payload file's identity when read: each is
+    /// replaced only if still that file (`AtomicFile.replace(unchangedSince:)`).
+    var noteStamp: FileIdentity?
+    var payloadStamp: FileIdentity?
 
     var attributeTags: [String] { attribute.map(ExtendedAttributeTags.parse) ?? [] }
 
@@ -303,6 +327,7 @@ struct ItemState {
                 switch whole {
                 case .success(let bytes):
                     state.noteName = item
+                    state.noteStamp = FileIdentity(status)
                     state.setNote(bytes)
                 case .failure(let error): throw EditError(error.errno, "\(item): \(error.message)")
                 }
@@ -332,12 +357,15 @@ struct ItemState {
         guard fd >= 0 else { throw EditError(errno, "\(item): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         for fileName in payloadNames {
+            var payloadStatus = stat()
+            let stated = fileName.withCString { fstatat(fd, $0, &payloadStatus, AT_SYMLINK_NOFOLLOW) } == 0
             let result = fileName.withCString { name in
                 Result { () throws(SystemError) in try DirectoryReader.readFile(name, in: fd, expectedSize: 4096, limit: 16 << 20) }
             }
             switch result {
             case .success(let bytes):
                 state.payloadName = fileName
+                state.payloadStamp = stated ? FileIdentity(payloadStatus) : nil
                 state.payloadFile = bytes
                 state.payload = try PayloadDocuments.open(bytes, fileName: fileName)
                 return state
@@ -680,15 +708,22 @@ struct ItemState {
         }
     }
 
-    func write(_ files: [String], item: ItemName, in rootFD: Int32) throws(EditError) {
+    /// Writes `files` of this state; `written` gets each file once it is
+    /// written, so that a failure takes back those and no others.
+    /// `checkingStampsOf`: the state the edit was read as; a note or payload
+    /// replaced since (an editor's save) fails the write with EAGAIN before
+    /// anything of it is written, instead of being overwritten.
+    func write(_ files: [String], item: ItemName, in rootFD: Int32, checkingStampsOf read: ItemState? = nil,
+               written: inout [String]) throws(EditError) {
         // The note first: it is a new file (renamed over the old one), which takes the old one's
         // attributes along; a changed tags attribute is then set on it.
         if files.contains(EditJournal.itemFile), let bytes = noteFile {
             do throws(SystemError) {
-                try AtomicFile.replace(item.bytes, in: rootFD, with: bytes)
+                try AtomicFile.replace(item.bytes, in: rootFD, with: bytes, unchangedSince: read?.noteStamp)
             } catch {
                 throw EditError(error.errno, "\(item): \(error.message)")
             }
+            written.append(EditJournal.itemFile)
         }
         if let sidecarName, files.contains(Self.journalName(ofSidecar: sidecarName)) {
             do throws(SystemError) {
@@ -702,6 +737,7 @@ struct ItemState {
             } catch {
                 throw EditError(error.errno, "\(String(decoding: sidecarName, as: UTF8.self)): \(error.message)")
             }
+            written.append(Self.journalName(ofSidecar: sidecarName))
         }
         if files.contains(EditJournal.attributeFile) {
             let result = item.withCString { name in
@@ -712,6 +748,7 @@ struct ItemState {
             if result != 0, !(attribute == nil && errno == ENODATA) {
                 throw EditError(errno, "\(item): cannot write \(ExtendedAttributeTags.attributeName): \(String(cString: strerror(errno)))")
             }
+            written.append(EditJournal.attributeFile)
             try Self.syncAttributes(of: item, in: rootFD)
         }
         guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile && $0 != EditJournal.itemFile && !$0.hasPrefix(Self.sidecarJournalPrefix) })
@@ -723,10 +760,12 @@ struct ItemState {
             if let bytes = payloadFile {
                 var bundle = stat()
                 fstat(fd, &bundle)
-                try AtomicFile.replace(Array(payloadName.utf8), in: fd, with: bytes, newFileLike: bundle)
+                try AtomicFile.replace(Array(payloadName.utf8), in: fd, with: bytes, newFileLike: bundle,
+                                       unchangedSince: read?.payloadName == payloadName ? read?.payloadStamp : nil)
             } else if payloadName.withCString({ unlinkat(fd, $0, 0) }) != 0, errno != ENOENT {
                 throw SystemError.current("unlink", path: payloadName)
             }
+            written.append(payloadName)
         } catch {
             throw EditError(error.errno, "\(item)/\(payloadName): \(error.message)")
         }

@@ -21,8 +21,13 @@ enum AtomicFile {
     /// (found from outside: every edit dropped both, and undo did not bring
     /// them back). `ownerOnly`: the new file is 0600 and keeps no
     /// attributes whatever the old one had (the index).
+    /// `unchangedSince`: the file as the caller read it; if another file
+    /// (or a changed one) stands there just before the rename, nothing is
+    /// written and the error is EAGAIN: an editor's save made meanwhile
+    /// (editors take no lock) is never overwritten with bytes made from the
+    /// version before it (found from outside).
     static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
-                        newFileMode: mode_t = 0o644, ownerOnly: Bool = false) throws(SystemError) {
+                        newFileMode: mode_t = 0o644, ownerOnly: Bool = false, unchangedSince expected: FileIdentity? = nil) throws(SystemError) {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
@@ -31,7 +36,10 @@ enum AtomicFile {
         let copiesOld = exists && old.st_mode & S_IFMT != S_IFLNK && !ownerOnly
         let mode: mode_t = ownerOnly ? 0o600 : copiesOld ? old.st_mode & 0o7777 : newFileMode
         let owner: (uid_t, gid_t)? = copiesOld ? (old.st_uid, old.st_gid) : template.map { ($0.st_uid, $0.st_gid) }
-        let temporary = Array(".\(display).queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        // Named after the file, or shorter where that would pass 255 bytes
+        // (a note named at 230 bytes or more could not be edited, found from outside).
+        let suffix = ".queryfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temporary = Array((name.count + 1 + suffix.utf8.count <= 255 ? "." + display + suffix : suffix).utf8)
         // The bytes go to a file without a name first, named only once they
         // are on disk: a process killed while writing (a signal, a size
         // limit, a crash) leaves nothing in the user's folder. Where the
@@ -61,6 +69,14 @@ enum AtomicFile {
         }
         // A network filesystem may report a write's failure only here.
         if close(fd) != 0, failure == nil { failure = SystemError.current("close", path: display) }
+        if failure == nil, let expected {
+            var now = stat()
+            let present = name.withCString { fstatat(dirfd, $0, &now, AT_SYMLINK_NOFOLLOW) } == 0
+            if !present || FileIdentity(now) != expected {
+                failure = SystemError(errno: EAGAIN, operation: "replace", path: display,
+                                      detail: "it was saved by another program while this edit was made; nothing was written")
+            }
+        }
         if failure == nil, temporary.withCString({ from in name.withCString { to in renameat(dirfd, from, dirfd, to) } }) != 0 {
             failure = SystemError.current("rename", path: display)
         }
@@ -111,5 +127,23 @@ enum AtomicFile {
         guard folder >= 0 else { throw SystemError.current("open the folder of", path: path) }
         defer { close(folder) }
         guard retryingOnEINTR({ fsync(folder) }) == 0 else { throw SystemError.current("fsync the folder of", path: path) }
+    }
+}
+
+/// What says a file is still the one read: the same inode, size, and
+/// modification and change times.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modified: Timestamp
+    let changed: Timestamp
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modified = Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: UInt32(status.st_mtim.tv_nsec))
+        changed = Timestamp(seconds: Int64(status.st_ctim.tv_sec), nanoseconds: UInt32(status.st_ctim.tv_nsec))
     }
 }
