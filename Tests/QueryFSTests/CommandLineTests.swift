@@ -284,6 +284,36 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["status", missing], mentions: missing)
     }
 
+    /// Output that cannot be written (a full disk: /dev/full; stdout
+    /// closed) is one line and exit 2, as `ls` has it: found from outside,
+    /// a truncated list exited 0.
+    func testOutputThatCannotBeWrittenIsOneLineAndExitStatus2() throws {
+        makeReadingList()
+        for arguments in [["ls", backing, "by-name"], ["views", backing], ["status", backing]] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = arguments
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 2, "\(arguments)")
+            XCTAssertEqual(text, "queryfs: cannot write the output: No space left on device\n", "\(arguments)")
+        }
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec \"$0\" ls \"$1\" by-name >&-", Self.binary, backing]
+        let errors = Pipe()
+        shell.standardError = errors
+        try shell.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        XCTAssertEqual(shell.terminationStatus, 2)
+        XCTAssertEqual(text, "queryfs: cannot write the output: Bad file descriptor\n")
+    }
+
     func testABackingDirectoryThatIsAFileIsOneLineAndExitStatus2() throws {
         let file = writeFile("plain-file", "not a directory")
         try assertFailure(["ls", file, "by-name"], mentions: file)

@@ -18,19 +18,33 @@ struct StandardOutput {
 
     mutating func line(_ text: String) { write(Array(text.utf8) + [0x0A]) }
 
+    /// Writes what is buffered. A reader gone (`| head`: EPIPE, where
+    /// SIGPIPE is ignored) ends the command quietly, as SIGPIPE would; any
+    /// other failure (a full disk, `> /dev/full`, stdout closed) ends it with
+    /// one line and status 2, as `ls` does: the output is not what was asked
+    /// (found from outside: a truncated list exited 0, and `watch` wrote
+    /// into a full disk for good).
     mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        if StandardDescriptors.outputWasClosed { Self.fail(EBADF) }
         buffer.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let written = Glibc.write(1, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    return  // stdout closed (e.g. `| head`): nothing more to say
+                    if errno == EPIPE { exit(128 + SIGPIPE) }
+                    Self.fail(errno)
                 }
                 offset += written
             }
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    private static func fail(_ code: Int32) -> Never {
+        printError("cannot write the output: \(String(cString: strerror(code)))")
+        exit(2)
     }
 }
 

@@ -10,8 +10,14 @@ import Glibc
 /// answered every write with ENOTDIR, a folder's descriptor having become
 /// fd 0, 1 or 2).
 enum StandardDescriptors {
+    /// Whether standard output was closed when the program started: what
+    /// it writes there fails as `ls` fails (EBADF), not silently into /dev/null.
+    /// Set once, before any thread starts.
+    nonisolated(unsafe) private(set) static var outputWasClosed = false
+
     static func ensureOpen() {
         for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            if descriptor == 1 { outputWasClosed = true }
             // open() returns the lowest free descriptor: this one.
             let opened = open("/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY)
             if opened >= 0, opened != descriptor { close(opened) }
