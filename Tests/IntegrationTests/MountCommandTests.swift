@@ -350,6 +350,23 @@ final class MountCommandTests: XCTestCase {
                          mentions: ["no_such_option"])
     }
 
+    /// queryfs's own `-o` options work with `queryfs mount` as in the
+    /// mount-helper form (found from outside: `-o trust_index`, which the
+    /// README offers, reached libfuse and was refused in a garbled line),
+    /// and a mistyped command is said to be one, not read as a BACKING.
+    func testOwnOptionsAfterDashOAndAMistypedCommand() throws {
+        try fixture.mount(["-o", "trust_index,ro"])
+        let pid = try XCTUnwrap(fixture.daemonPID())
+        let raw = try XCTUnwrap(FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"))
+        let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        XCTAssertTrue(arguments.contains("--trust-index"), "\(arguments)")
+        XCTAssertNotEqual(RawFiles.write(fixture.mounted("bundles/new"), [1]), 0, "read-only")
+        let typo = QueryfsBinary.run(["stauts", fixture.backing])
+        XCTAssertEqual(typo.status, 2)
+        XCTAssertEqual(typo.stderrLines.count, 1, typo.stderrText)
+        XCTAssertTrue(typo.stderrText.contains("unknown command 'stauts'"), typo.stderrText)
+    }
+
     func testReadOnlyOption() throws {
         try fixture.mount(["-o", "ro"])
         XCTAssertNotEqual(RawFiles.write(fixture.mounted("bundles/new"), [1]), 0)

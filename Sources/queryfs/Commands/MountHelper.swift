@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The mount(8) helper calling convention, as sshfs and mergerfs follow it:
 /// `mount -t fuse.queryfs BACKING MOUNTPOINT -o OPTS`, an fstab line of type
@@ -13,8 +16,43 @@ enum MountHelper {
         let rest = Array(arguments.dropFirst())
         let invokedAsHelper = (arguments.first?.split(separator: "/").last ?? "").hasPrefix("mount.")
         let subcommands = Set(QueryFSCommand.configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"])
+        if rest.first == "mount", !invokedAsHelper { return try ["mount"] + mountOptions(Array(rest.dropFirst())) }
         guard let first = rest.first, invokedAsHelper || (!first.hasPrefix("-") && !subcommands.contains(first)) else { return rest }
+        // A mistyped command (`queryfs stauts B`) is no backing directory.
+        if !invokedAsHelper, !first.contains("/"), access(first, F_OK) != 0 {
+            throw ValidationError("unknown command '\(first)' (commands: \(subcommands.subtracting(["help", "connection-guard"]).sorted().joined(separator: ", ")))")
+        }
         return try translate(rest)
+    }
+
+    /// `queryfs mount`'s `-o` lists read as the helper reads them, so that
+    /// what the README offers as `-o trust_index` works in both forms (found
+    /// from outside: `queryfs mount B M -o trust_index` reached libfuse,
+    /// which refused it in a garbled line).
+    static func mountOptions(_ arguments: [String]) throws -> [String] {
+        var kept: [String] = []
+        var options: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" {
+                kept += arguments[index...]
+                break
+            }
+            if argument == "-o" {
+                guard index + 1 < arguments.count else { throw ValidationError("-o needs a value") }
+                options += arguments[index + 1].split(separator: ",").map(String.init)
+                index += 2
+                continue
+            }
+            if argument.hasPrefix("-o") {
+                options += argument.dropFirst(2).split(separator: ",").map(String.init)
+            } else {
+                kept.append(argument)
+            }
+            index += 1
+        }
+        return kept + (options.isEmpty ? [] : try flags(for: options))
     }
 
     /// `BACKING MOUNTPOINT -o a,b -o c …` → `mount BACKING MOUNTPOINT …`.
