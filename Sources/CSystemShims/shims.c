@@ -102,6 +102,13 @@ int qfs_removexattrat(int fd, const char *path, const char *name) {
 
 int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
+int qfs_lock_byte(int fd, long long offset) {
+    struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = offset, .l_len = 1, .l_pid = 0 };
+    int result;
+    do { result = fcntl(fd, F_OFD_SETLKW, &lock); } while (result != 0 && errno == EINTR);
+    return result;
+}
+
 int qfs_open_unnamed_file(int dirfd) {
     return openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 }

@@ -533,6 +533,28 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try scanItem(long).tags, ["a", "b"])
     }
 
+    /// Undos run at once take turns: each takes back its own edit (found
+    /// from outside: of five parallel undos two took back edits, the others
+    /// chose the same one and found nothing to do).
+    func testParallelUndosEachTakeBackAnEdit() throws {
+        for index in 1...5 { hipstapaper("i\(index).b", title: "Item \(index)") }
+        for index in 1...5 { XCTAssertEqual(try run(["tag", backing, "i\(index).b", "--add", "v\(index)"]).status, 0) }
+        let undos = try (1...5).map { _ -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+            process.arguments = ["undo", backing]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in undos {
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0)
+        }
+        for index in 1...5 { XCTAssertEqual(try scanItem("i\(index).b").tags, [], "i\(index).b") }
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

@@ -95,6 +95,12 @@ int qfs_open_unnamed_file(int dirfd);
 /// AT_EMPTY_PATH where allowed, else through /proc/self/fd). -1 with errno.
 int qfs_name_unnamed_file(int fd, int dirfd, const char *name);
 
+/// Waits for and takes an open-file-description write lock (F_OFD_SETLKW)
+/// on one byte at `offset` of `fd`: it conflicts with such locks of other
+/// descriptions (other processes, or other opens), not with flock(2).
+/// 0, or -1 with errno.
+int qfs_lock_byte(int fd, long long offset);
+
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;
 extern const int QFS_AT_EMPTY_PATH;

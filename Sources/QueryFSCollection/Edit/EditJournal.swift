@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import QueryFSEngine
+import CSystemShims
 
 /// Every edit made through a view or the edit commands, one JSON line each
 /// in `BACKING/.queryfs-journal` (hidden, so never an item): when, which
@@ -152,6 +153,32 @@ package struct EditJournal: Sendable {
             end = start
         }
         guard retryingOnEINTR({ ftruncate(fd, off_t(keep)) }) == 0 else { throw SystemError.current("truncate", path: fileName) }
+    }
+
+    /// Held by one `undo` at a time, from choosing what to take back to
+    /// journaling it: two at once chose the same edit, and all but one
+    /// found nothing to do (found from outside: of five parallel undos, two
+    /// took back edits). A lock on a byte far past the journal's end, of
+    /// this open only (an open-file-description lock), so it never meets
+    /// the flock each append takes. Nil when there is no journal.
+    package final class UndoTurn {
+        private let fd: Int32
+        fileprivate init(fd: Int32) { self.fd = fd }
+        deinit { Glibc.close(fd) }
+    }
+
+    package func waitForUndoTurn() throws(SystemError) -> UndoTurn? {
+        let fd = Self.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw SystemError.current("open", path: Self.fileName)
+        }
+        guard qfs_lock_byte(fd, 1 << 62) == 0 else {
+            let error = SystemError.current("lock", path: Self.fileName)
+            Glibc.close(fd)
+            throw error
+        }
+        return UndoTurn(fd: fd)
     }
 
     /// Fails unless the journal (if any) belongs to the caller or to root:

@@ -187,6 +187,8 @@ struct UndoCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let cutoff = try since.map(JournalTime.parse)
+            let turn = try JournalTime.undoTurn(try options.directory())
+            defer { withExtendedLifetime(turn) {} }
             let chosen = EditJournal.undoable(try JournalTime.entries(try options.directory(), forUndo: true), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
             guard !chosen.isEmpty else {
                 // Said, not silent: a second `undo` used to return 0 with no sign it had done nothing.
@@ -236,6 +238,15 @@ enum BackingArgument {
 
 /// Reading the journal for the commands.
 enum JournalTime {
+    /// This command's turn to undo (`EditJournal.waitForUndoTurn`), held until it is let go.
+    static func undoTurn(_ backing: String) throws -> EditJournal.UndoTurn? {
+        do {
+            return try EditJournal(backing: try BackingDirectory(path: backing)).waitForUndoTurn()
+        } catch {
+            throw Failure("cannot take a turn at the journal of \(backing): \(error.message)")
+        }
+    }
+
     /// `forUndo`: only from a journal of the caller's or root's (`requireTrustedOwner`).
     static func entries(_ backing: String, forUndo: Bool = false) throws -> [EditJournal.Entry] {
         do {
