@@ -329,4 +329,20 @@ final class EditTests: FixtureTestCase {
         XCTAssertEqual(ViewMembership.leave(try query("-tag:x")), .edits([.addTag("x")]))
         if case .refused = ViewMembership.leave(try query("tag:x -archived")) {} else { XCTFail("two terms cannot be left") }
     }
+
+    /// In a recursive collection an item replaced by a folder of notes
+    /// (since a view listed it) is no bundle to make a payload in: the edit
+    /// is refused and the folder left as it is (found from outside: the
+    /// payload made in it hid its notes).
+    func testAFolderOfItemsInARecursiveCollectionIsNoBundleToEdit() throws {
+        writeFile("sub/n.md", "---\ntitle: Inner\n---\n")
+        var sources = FieldSources()
+        sources.recursive = true
+        let editor = ItemEditor(backing: try BackingDirectory(path: backing, readingAs: sources), sources: sources, lockTimeout: 1)
+        XCTAssertThrowsError(try editor.apply([.addTag("x")], to: ItemName("sub"))) { error in
+            XCTAssertEqual((error as? EditError)?.errno, ENOENT, "\(error)")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: path("sub")), ["n.md"])
+    }
+
 }

@@ -150,7 +150,16 @@ package struct ItemEditor: Sendable {
             throw EditError(EIO, "\(error)")
         }
         defer { lock.unlock() }
-        return try body(try ItemState.read(place.name, in: place.folderFD, payloadNames: sources.payloadNames, sidecars: sources.sidecars), place)
+        let state = try ItemState.read(place.name, in: place.folderFD, payloadNames: sources.payloadNames, sidecars: sources.sidecars)
+        // In a recursive collection a folder without a payload is a folder
+        // of items, not an item (`BackingDirectory.listing`): an item
+        // replaced by such a folder since the view listed it is gone, and a
+        // payload made in it would turn its notes into one bundle (found
+        // from outside, racing an edit with a swap).
+        if sources.recursive, state.isBundle, state.payloadFile == nil {
+            throw EditError(ENOENT, "\(item) is a folder of items now, not an item")
+        }
+        return try body(state, place)
     }
 
     /// Writes what changed and journals it; nil if nothing did.
