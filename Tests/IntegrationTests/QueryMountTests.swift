@@ -70,6 +70,19 @@ final class QueryMountTests: MountTestCase {
         XCTAssertTrue(eventually(timeout: 2) { RawFiles.list(self.fixture.mounted("by-name"))?.count == 151 })
     }
 
+    /// A saved query no folder can be named after (`tag:a/b`) is left out
+    /// of query/, and the others are listed (found from outside: every
+    /// listing of query/ failed with EIO).
+    func testASavedQueryWithASlashLeavesTheOthersListed() throws {
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("queries = [\"tag:a/b\", \"tag:a\"]\n".utf8))
+            corpus.file(Array("n.md".utf8), contents: Array("---\ntags: [a/b, a]\n---\n".utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(RawFiles.list(fixture.mounted("query"))?.map(\.text), ["tag:a"])
+        XCTAssertEqual(QueryfsBinary.run(["ls", fixture.backing, "tag:a/b"]).stdoutText.split(separator: "\n").count, 1, "asked without a folder")
+    }
+
     func testANameThatDoesNotParseIsNotThere() throws {
         fixture = MountedFixture()
         try fixture.mount()

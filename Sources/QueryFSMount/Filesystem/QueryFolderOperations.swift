@@ -102,6 +102,12 @@ extension QueryFilesystem {
         folders.removeFolder(path: path)
     }
 
+    /// Whether `name` can be an entry of a folder: not empty, `.` or `..`,
+    /// no `/` or NUL, at most 255 bytes.
+    static func canBeFolderName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255 && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+    }
+
     /// Takes the saved queries of the configuration (at mount, and on the
     /// watcher's thread after a reload): folders for new ones, none for
     /// those taken out. Returns what the kernel must forget.
@@ -115,6 +121,13 @@ extension QueryFilesystem {
             entries.append(Array(name.utf8))
         }
         for name in names where !catalog.hasQueryView(name) {
+            // A name the kernel cannot list (a `/` in it: `tag:a/b`) would
+            // make every listing of query/ fail with EIO (found from
+            // outside); it is left out, and said why.
+            guard Self.canBeFolderName(name) else {
+                catalog.logger.warning("saved query '\(name)' cannot be a folder of query/ (a name holds no '/' and at most 255 bytes): left out; `queryfs ls BACKING '\(name)'` lists it")
+                continue
+            }
             do {
                 inodes.append(try makeQueryFolder(name).id)
             } catch {
