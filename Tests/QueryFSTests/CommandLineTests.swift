@@ -555,6 +555,21 @@ final class EditCommandTests: FixtureTestCase {
         for index in 1...5 { XCTAssertEqual(try scanItem("i\(index).b").tags, [], "i\(index).b") }
     }
 
+    /// A `.md` that is not UTF-8 text (UTF-16, binary) gets no front matter
+    /// block put in front of its bytes: its tags go to its attribute, as
+    /// a plain file's (found from outside: the block made it unreadable).
+    func testANoteThatIsNotUTF8TextIsTaggedThroughItsAttribute() throws {
+        let utf16: [UInt8] = [0xFF, 0xFE] + Array("# Hello\n".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        let binary: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 0, 1, 2, 3]
+        writeFile("u.md", utf16)
+        writeFile("elf.md", binary)
+        XCTAssertEqual(try run(["tag", backing, "u.md", "elf.md", "--add", "q"]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: path("u.md")).map { [UInt8]($0) }, utf16)
+        XCTAssertEqual(FileManager.default.contents(atPath: path("elf.md")).map { [UInt8]($0) }, binary)
+        XCTAssertEqual(try scanItem("u.md").tags, ["q"])
+        XCTAssertEqual(try scanItem("elf.md").tags, ["q"])
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

@@ -35,9 +35,24 @@ enum FrontMatterEditor {
         return text
     }
 
-    /// Whether the note has a block, or may be given one (Markdown, not plain text).
+    /// Whether the note has a block, or may be given one (Markdown, not
+    /// plain text, and text at all: UTF-8 without NUL bytes as far as the
+    /// first 64 KiB go). A block put in front of UTF-16 or binary bytes
+    /// named `.md` would make them unreadable (found from outside); such a
+    /// file takes tags in its attribute, as any plain file.
     static func canHoldFrontMatter(_ note: [UInt8], name: ItemName) -> Bool {
-        FrontMatterBlock.markdownExtensions.contains(name.ext.lowercased()) || ((try? FrontMatterBlock(in: note)) ?? nil) != nil
+        if ((try? FrontMatterBlock(in: note)) ?? nil) != nil { return true }
+        return FrontMatterBlock.markdownExtensions.contains(name.ext.lowercased()) && looksLikeUTF8Text(note.prefix(FrontMatter.Limits.headBytes))
+    }
+
+    /// UTF-8 without NUL; a sequence cut by the end of the slice still counts.
+    static func looksLikeUTF8Text(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard !bytes.contains(0) else { return false }
+        // Up to three bytes of a character the slice cut off are not held against it.
+        for cut in 0...min(3, bytes.count) {
+            if String(validating: bytes.dropLast(cut), as: UTF8.self) != nil { return true }
+        }
+        return false
     }
 
     static func tags(_ parsed: FrontMatter.Parsed) -> [String] {
