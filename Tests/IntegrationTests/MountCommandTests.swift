@@ -367,6 +367,15 @@ final class MountCommandTests: XCTestCase {
         XCTAssertTrue(typo.stderrText.contains("unknown command 'stauts'"), typo.stderrText)
     }
 
+    /// Too few descriptors for a mount (`ulimit -n 32`) is one line before
+    /// anything mounts (found from outside: the mount came up and answered
+    /// reads and edits with EMFILE).
+    func testTooFewDescriptorsIsOneLine() {
+        assertMountFails([], mountPoint: fixture.mountPoint, mentions: ["ulimit -n", "at least 128"],
+                         prefix: ["/bin/sh", "-c", "ulimit -n 32 && exec \"$0\" mount \"$1\" \"$2\"", QueryfsBinary.path,
+                                  fixture.backing, fixture.mountPoint], direct: false)
+    }
+
     func testReadOnlyOption() throws {
         try fixture.mount(["-o", "ro"])
         XCTAssertNotEqual(RawFiles.write(fixture.mounted("bundles/new"), [1]), 0)

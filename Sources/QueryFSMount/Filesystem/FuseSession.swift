@@ -79,7 +79,12 @@ package struct FuseSession {
         try MountPreflight.checkPlacement(backing: backing, mountPoint: mountPoint)
         try MountPreflight.checkFuseDevice()
         // Before anything opens: the passthrough table sizes its descriptor cache from it.
-        DescriptorLimit.raiseSoftLimit()
+        let descriptors = DescriptorLimit.raiseSoftLimit()
+        // Below this the mount came up and then answered reads and edits
+        // with EMFILE (found from outside, at `ulimit -n 32`): said at once instead.
+        if descriptors > 0, descriptors < rlim_t(MountPreflight.minimumDescriptors) {
+            throw MountPreflight.Failure("the limit on open files is \(descriptors) (ulimit -n): a mount needs at least \(MountPreflight.minimumDescriptors)")
+        }
         // Before the scan's threads: a daemon that lives for months keeps few arenas.
         MemoryTrim.limitArenas(to: 1)
 

@@ -86,6 +86,11 @@ package enum MountPreflight {
         return folders
     }
 
+    /// Fewest open descriptors a mount works in: its own (the device,
+    /// BACKING, the watcher's, the journal's, an edit's), a passthrough
+    /// cache of a quarter of the limit, and what programs hold open through it.
+    package static let minimumDescriptors = 128
+
     /// Checks that /dev/fuse exists and can be opened.
     package static func checkFuseDevice() throws(Failure) {
         let fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)
