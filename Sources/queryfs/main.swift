@@ -22,6 +22,7 @@ struct QueryFSCommand: ParsableCommand {
 }
 
 StandardDescriptors.ensureOpen()
+MemoryTrim.fitAddressSpaceLimit()
 CrashLine.install()
 do {
     // mount(8), mount.fuse3 and fstab call `queryfs BACKING MOUNTPOINT -o OPTIONS`.

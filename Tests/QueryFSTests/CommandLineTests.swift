@@ -314,6 +314,24 @@ final class CommandLineTests: FixtureTestCase {
         XCTAssertEqual(text, "queryfs: cannot write the output: Bad file descriptor\n")
     }
 
+    /// A limited address space (`ulimit -v`) is no crash: found from
+    /// outside, a scan's threads took a malloc arena each, 64 MB of
+    /// address space apiece, and the command crashed at 24 MB resident.
+    func testALimitedAddressSpaceIsNoCrash() throws {
+        for index in 0..<2000 { hipstapaper(String(format: "item%04d.b", index), title: "Item \(index)", tags: ["t"]) }
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "ulimit -v 150000 && exec \"$0\" ls \"$1\" by-name --no-index", Self.binary, backing]
+        let output = Pipe()
+        shell.standardOutput = output
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        XCTAssertEqual(shell.terminationStatus, 0)
+        XCTAssertEqual(text.split(separator: "\n").count, 2000)
+    }
+
     func testABackingDirectoryThatIsAFileIsOneLineAndExitStatus2() throws {
         let file = writeFile("plain-file", "not a directory")
         try assertFailure(["ls", file, "by-name"], mentions: file)
