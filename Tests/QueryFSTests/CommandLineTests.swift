@@ -271,7 +271,7 @@ final class CommandLineTests: FixtureTestCase {
     func testAnUnknownViewIsOneLineAndExitStatus2() throws {
         makeReadingList()
         try assertFailure(["ls", backing, "by-title"], mentions: "by-title")
-        try assertFailure(["ls", backing, "tag/nobody"], mentions: "tag/nobody")
+        try assertFailure(["ls", backing, "tag/nobody"], mentions: "the tag 'nobody'")
         try assertFailure(["ls", backing, "tag/rock/nothing"])
         try assertFailure(["ls", backing, "tag"])
         try assertFailure(["ls", backing, "bundles"])
@@ -337,6 +337,13 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["ls", file, "by-name"], mentions: file)
         try assertFailure(["views", file], mentions: file)
         try assertFailure(["status", file], mentions: file)
+        try assertFailure(["history", file], mentions: "is not a directory")
+        try assertFailure(["tag", file, "x", "--add", "y"], mentions: "is not a directory")
+    }
+
+    func testATagNoItemHasIsSaidToBeOne() throws {
+        makeReadingList()
+        try assertFailure(["ls", backing, "tag/nobody"], mentions: "no item in \(backing) has the tag 'nobody'")
     }
 }
 

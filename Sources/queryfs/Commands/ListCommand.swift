@@ -187,6 +187,10 @@ enum ViewResolver {
         case .success(let query):
             return (catalog, query.view(at: ["query", text]))
         case .failure(let error):
+            // `tag/NAME` of a tag no item has: said so, not as a query that does not parse.
+            if text.hasPrefix(ViewDefinition.tagFolder + "/"), text.count > ViewDefinition.tagFolder.count + 1 {
+                throw Failure("no item in \(backing) has the tag '\(text.dropFirst(ViewDefinition.tagFolder.count + 1))' (`queryfs views \(backing)` lists the tags)")
+            }
             throw Failure("no view '\(text)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
         }
     }
