@@ -28,6 +28,19 @@ enum AtomicFile {
     /// version before it (found from outside).
     static func replace(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
                         newFileMode: mode_t = 0o644, ownerOnly: Bool = false, unchangedSince expected: FileIdentity? = nil) throws(SystemError) {
+        try replaceUnflushed(name, in: dirfd, with: bytes, newFileLike: template, newFileMode: newFileMode, ownerOnly: ownerOnly,
+                             unchangedSince: expected)
+        // The rename is durable once the folder is: a crash before this
+        // could bring back the old file after the caller was told of the new.
+        try syncFolder(dirfd, path: String(decoding: name, as: UTF8.self))
+    }
+
+    /// `replace` up to the rename, the folder not flushed: returns once the
+    /// new file stands under the name, throws only if it does not. The
+    /// caller must `syncFolder` (an edit tells a file written from one not
+    /// written by this: what a failure must take back).
+    static func replaceUnflushed(_ name: [UInt8], in dirfd: Int32, with bytes: [UInt8], newFileLike template: stat? = nil,
+                                 newFileMode: mode_t = 0o644, ownerOnly: Bool = false, unchangedSince expected: FileIdentity? = nil) throws(SystemError) {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
@@ -84,9 +97,6 @@ enum AtomicFile {
             _ = temporary.withCString { unlinkat(dirfd, $0, 0) }
             throw failure
         }
-        // The rename is durable once the folder is: a crash before this
-        // could bring back the old file after the caller was told of the new.
-        try syncFolder(dirfd, path: display)
     }
 
     /// Copies the extended attributes of `name` to the open file `target`:
