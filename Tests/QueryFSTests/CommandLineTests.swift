@@ -595,6 +595,19 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try scanItem("elf.md").tags, ["q"])
     }
 
+    /// `set NOTE payload.KEY=VALUE` sets that key of the note's front matter
+    /// (found from outside: refused as if the note were a plain file).
+    func testSetPayloadKeyOfANoteWritesItsFrontMatter() throws {
+        writeFile("n.md", "---\ntitle: N\nstatus: draft  # kept\n---\nBody\n")
+        let set = try run(["set", backing, "n.md", "payload.status=done"])
+        XCTAssertEqual(set.status, 0, "\(set.errorLines)")
+        XCTAssertEqual(FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) },
+                       "---\ntitle: N\nstatus: done  # kept\n---\nBody\n")
+        XCTAssertEqual(try run(["undo", backing]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) },
+                       "---\ntitle: N\nstatus: draft  # kept\n---\nBody\n")
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

@@ -485,8 +485,11 @@ struct ItemState {
             let path = try keyPath(sources.title, fitting: { if case .string = $0 { true } else { false } })
             try editDocument { (document) throws(EditError) in try document.set(path, to: .string(title)) }
         case .setPayload(let path, let value):
-            try requireBundle(item, "payload.\(path)")
             let keys = try Self.payloadPath(path)
+            // A note's `payload.KEY` is a key of its front matter (found from
+            // outside: refused as if the note were a plain file).
+            if !isBundle, keys.count == 1, try setNoteValue(keys[0], value, item: item) { return }
+            try requireBundle(item, "payload.\(path)")
             try editDocument { (document) throws(EditError) in try document.set(keys, to: value) }
         case .removePayload(let path):
             try requireBundle(item, "payload.\(path)")
@@ -728,25 +731,25 @@ struct ItemState {
         // attributes along; a changed tags attribute is then set on it.
         if files.contains(EditJournal.itemFile), let bytes = noteFile {
             do throws(SystemError) {
-                try AtomicFile.replace(item.bytes, in: rootFD, with: bytes, unchangedSince: read?.noteStamp)
+                try AtomicFile.replaceUnflushed(item.bytes, in: rootFD, with: bytes, unchangedSince: read?.noteStamp)
+                written.append(EditJournal.itemFile)
+                try AtomicFile.syncFolder(rootFD, path: item.description)
             } catch {
                 throw EditError(error.errno, "\(item): \(error.message)")
             }
-            written.append(EditJournal.itemFile)
         }
         if let sidecarName, files.contains(Self.journalName(ofSidecar: sidecarName)) {
             do throws(SystemError) {
                 if let bytes = sidecarFile {
-                    try AtomicFile.replace(sidecarName, in: rootFD, with: bytes)
+                    try AtomicFile.replaceUnflushed(sidecarName, in: rootFD, with: bytes)
                 } else if sidecarName.withCString({ unlinkat(rootFD, $0, 0) }) != 0, errno != ENOENT {
                     throw SystemError.current("unlink")
-                } else {
-                    try AtomicFile.syncFolder(rootFD, path: String(decoding: sidecarName, as: UTF8.self))
                 }
+                written.append(Self.journalName(ofSidecar: sidecarName))
+                try AtomicFile.syncFolder(rootFD, path: String(decoding: sidecarName, as: UTF8.self))
             } catch {
                 throw EditError(error.errno, "\(String(decoding: sidecarName, as: UTF8.self)): \(error.message)")
             }
-            written.append(Self.journalName(ofSidecar: sidecarName))
         }
         if files.contains(EditJournal.attributeFile) {
             let result = item.withCString { name in
@@ -754,10 +757,12 @@ struct ItemState {
                     bytes.withUnsafeBytes { qfs_setxattrat(rootFD, name, ExtendedAttributeTags.attributeName, $0.baseAddress, UInt($0.count)) }
                 } ?? qfs_removexattrat(rootFD, name, ExtendedAttributeTags.attributeName)
             }
+            // A failed set may still have changed it (a filesystem that
+            // fails after writing): taken back either way, as before.
+            written.append(EditJournal.attributeFile)
             if result != 0, !(attribute == nil && errno == ENODATA) {
                 throw EditError(errno, "\(item): cannot write \(ExtendedAttributeTags.attributeName): \(String(cString: strerror(errno)))")
             }
-            written.append(EditJournal.attributeFile)
             try Self.syncAttributes(of: item, in: rootFD)
         }
         guard let payloadName = files.first(where: { $0 != EditJournal.attributeFile && $0 != EditJournal.itemFile && !$0.hasPrefix(Self.sidecarJournalPrefix) })
@@ -769,12 +774,15 @@ struct ItemState {
             if let bytes = payloadFile {
                 var bundle = stat()
                 fstat(fd, &bundle)
-                try AtomicFile.replace(Array(payloadName.utf8), in: fd, with: bytes, newFileLike: bundle,
-                                       unchangedSince: read?.payloadName == payloadName ? read?.payloadStamp : nil)
+                try AtomicFile.replaceUnflushed(Array(payloadName.utf8), in: fd, with: bytes, newFileLike: bundle,
+                                                unchangedSince: read?.payloadName == payloadName ? read?.payloadStamp : nil)
+                written.append(payloadName)
+                try AtomicFile.syncFolder(fd, path: payloadName)
             } else if payloadName.withCString({ unlinkat(fd, $0, 0) }) != 0, errno != ENOENT {
                 throw SystemError.current("unlink", path: payloadName)
+            } else {
+                written.append(payloadName)
             }
-            written.append(payloadName)
         } catch {
             throw EditError(error.errno, "\(item)/\(payloadName): \(error.message)")
         }
