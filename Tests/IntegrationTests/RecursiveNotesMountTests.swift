@@ -159,6 +159,17 @@ final class RecursiveNotesMountTests: MountTestCase {
         let alpha = try XCTUnwrap(names("tag/lang").first { $0.hasSuffix(" Alpha.md") })
         XCTAssertEqual(unlink(fixture.mounted("tag/lang/" + alpha)), 0, String(cString: strerror(Glibc.errno)))
         XCTAssertEqual(RawFiles.read(fixture.backed("inbox/alpha.md"))?.text, "---\ntitle: Alpha\ntags: [swift]\n---\nBody\n")
-        XCTAssertTrue(eventually { self.names("tag/lang") == ["0001 Bravo.md", "rust"] }, "\(names("tag/lang"))")
+        // The folder of a nested tag it left stays, empty, until rmdir (as an
+        // emptied tag folder does): `rm -r` read it and goes into it next.
+        XCTAssertTrue(eventually { self.names("tag/lang") == ["0001 Bravo.md", "rust", "swift"] }, "\(names("tag/lang"))")
+        XCTAssertEqual(names("tag/lang/swift"), [])
+        XCTAssertEqual(rmdir(fixture.mounted("tag/lang/swift")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(names("tag/lang"), ["0001 Bravo.md", "rust"])
+        // `rm -r tag/lang`: every note leaves it and the tags under it, and the folders go
+        // (found from outside: "cannot remove 'tag/a/b'", and the folder left).
+        let removed = Program.run(["rm", "-r", fixture.mounted("tag/lang")])
+        XCTAssertEqual(removed.status, 0, removed.stderrText)
+        XCTAssertNil(RawFiles.list(fixture.mounted("tag/lang")))
+        XCTAssertFalse(RawFiles.read(fixture.backed("projects/2024/bravo.md"))?.text.contains("lang/") ?? true)
     }
 }

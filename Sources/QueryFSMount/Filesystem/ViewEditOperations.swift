@@ -147,8 +147,18 @@ extension QueryFilesystem {
         let shown = "rm '\(String(cString: name))'"
         guard let (folder, view) = editableView(parent) else { return refuse(request, EPERM, "\(shown): not an entry of a view") }
         guard let record = entryRecord(named: name, in: folder) else { return fail(request, ENOENT) }
-        // `rm -r tag/t` removes the entries, then the folder: emptied by rm, it stays until rmdir.
-        if folder.path.count == 2, folder.path[0] == ViewDefinition.tagFolder { madeTagFolders.withLock { _ = $0.insert(folder.path[1]) } }
+        // `rm -r tag/t` removes the entries, then the folder: emptied by rm, it
+        // stays until rmdir. So do the folders of tags nested in it, which
+        // leaving `t` takes from the item too, and which `rm -r` read and goes
+        // into next (found from outside: "cannot remove 'tag/a/b'", and tag/a left).
+        if folder.path.count == 2, folder.path[0] == ViewDefinition.tagFolder {
+            let name = folder.path[1]
+            let nested = folders.tagFolders.filter { $0.hasPrefix(name + "/") }
+            madeTagFolders.withLock { made in
+                made.insert(name)
+                made.formUnion(nested)
+            }
+        }
         guard case .edits(let edits) = ViewMembership.leave(view.filter) else {
             let why = if case .refused(let why) = ViewMembership.leave(view.filter) { why } else { "" }
             return refuse(request, EPERM, "\(shown): \(folder.path.joined(separator: "/")) cannot be left by an edit: \(why)")
