@@ -41,6 +41,7 @@ extension QueryFilesystem {
             ("version", JSON.string(QueryFSVersion.string)),
             ("pid", String(getpid())),
             ("backing", JSON.string(catalog.backing.path)),
+            (MountStatusFile.backingIdentityField, JSON.string(MountStatusFile.identity(ofDescriptor: catalog.backing.fd) ?? "")),
             ("mountPoint", JSON.string(mountPoint)),
             ("items", String(items)),
             ("bundles", String(bundles)),
@@ -161,7 +162,26 @@ package enum MountStatusFile {
     /// ignored, and the caller computes from the index and BACKING as if
     /// nothing were mounted. nil when there is none.
     static func read(ofBacking resolved: String) -> (mountPoint: String, text: String)? {
-        MountTable.trustedQueryfsMounts(ofBacking: resolved).first.flatMap(status(of:))
+        guard let (mountPoint, text) = MountTable.trustedQueryfsMounts(ofBacking: resolved).first.flatMap(status(of:)) else { return nil }
+        // The folder at that path now may be another than the mount's: its
+        // BACKING moved away and a new one made in its place (found from
+        // outside: `ls` and `status` described the moved folder).
+        var status = stat()
+        if stat(resolved, &status) == 0, text.contains("\"\(backingIdentityField)\""),
+           !has(backingIdentityField, value: JSON.string("\(status.st_dev):\(status.st_ino)"), in: text) {
+            return nil
+        }
+        return (mountPoint, text)
+    }
+
+    /// The field holding BACKING's device and inode, as the mount opened it.
+    static let backingIdentityField = "backingIdentity"
+
+    /// `DEVICE:INODE` of an open folder.
+    static func identity(ofDescriptor fd: Int32) -> String? {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return nil }
+        return "\(status.st_dev):\(status.st_ino)"
     }
 
     /// nil, after one line on stderr, when the mount does not answer in
