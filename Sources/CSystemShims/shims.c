@@ -10,6 +10,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <string.h>
 
 static int qfs_path_in(int fd, const char *path, char *full, size_t size);
 
@@ -101,6 +102,28 @@ int qfs_removexattrat(int fd, const char *path, const char *name) {
 }
 
 int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
+
+#include <signal.h>
+
+static volatile int qfs_signal_pipe = -1;
+
+static void qfs_write_signal_byte(int signal_number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)signal_number;
+    ssize_t ignored = write(qfs_signal_pipe, &byte, 1);  // a full pipe already holds a wake-up
+    (void)ignored;
+    errno = saved;
+}
+
+int qfs_signal_to_pipe(int signal_number, int fd) {
+    qfs_signal_pipe = fd;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = qfs_write_signal_byte;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(signal_number, &action, NULL);
+}
 
 int qfs_lock_byte(int fd, long long offset) {
     struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = offset, .l_len = 1, .l_pid = 0 };

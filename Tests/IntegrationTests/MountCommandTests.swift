@@ -376,6 +376,38 @@ final class MountCommandTests: XCTestCase {
                                   fixture.backing, fixture.mountPoint], direct: false)
     }
 
+    /// SIGHUP makes a daemon in the background read its configuration
+    /// again (here one behind a link, whose target's edits inotify does not
+    /// report), and it stays mounted (found from outside: it unmounted).
+    func testSIGHUPReadsTheConfigurationAgain() throws {
+        let elsewhere = fixture.root + "/elsewhere.toml"
+        XCTAssertTrue(FileManager.default.createFile(atPath: elsewhere, contents: Data("[views]\nfirst = \"tag:t\"\n".utf8)))
+        XCTAssertEqual(symlink(elsewhere, fixture.backed(".queryfs.toml")), 0)
+        try fixture.mount()
+        XCTAssertNotNil(RawFiles.list(fixture.mounted("first")))
+        XCTAssertTrue(FileManager.default.createFile(atPath: elsewhere, contents: Data("[views]\nsecond = \"tag:t\"\n".utf8)))
+        let daemon = try XCTUnwrap(fixture.daemonPID())
+        XCTAssertEqual(kill(daemon, SIGHUP), 0)
+        XCTAssertTrue(eventually(timeout: 10) { RawFiles.list(self.fixture.mounted("second")) != nil }, "the new view")
+        XCTAssertTrue(MountTable.isMounted(fixture.mountPoint), "still mounted")
+        XCTAssertEqual(kill(daemon, 0), 0, "still running")
+    }
+
+    /// BACKING moved away and a new folder made at its path: `ls` and
+    /// `status` of that path describe the new folder, not the mount of the
+    /// old one (found from outside).
+    func testANewFolderAtAMovedBackingsPathIsNotAnsweredByItsMount() throws {
+        try fixture.mount()
+        XCTAssertEqual(rename(fixture.backing, fixture.root + "/moved"), 0)
+        let fresh = Corpus(path: fixture.backing)
+        try FileManager.default.createDirectory(atPath: fixture.backing, withIntermediateDirectories: true)
+        fresh.bundle("only.hpwebsite", title: "Only", mtime: 1_000)
+        let listed = QueryfsBinary.run(["ls", fixture.backing, "by-name"])
+        XCTAssertEqual(listed.stdoutText, "0001 Only.hpwebsite\n", listed.stderrText)
+        let status = QueryfsBinary.run(["status", fixture.backing])
+        XCTAssertFalse(status.stdoutText.contains("mounted at"), status.stdoutText)
+    }
+
     func testReadOnlyOption() throws {
         try fixture.mount(["-o", "ro"])
         XCTAssertNotEqual(RawFiles.write(fixture.mounted("bundles/new"), [1]), 0)

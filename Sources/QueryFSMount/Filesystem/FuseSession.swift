@@ -43,6 +43,10 @@ package struct FuseSession {
         package var pollShare = 0.1
         /// The index file kept for BACKING (nil: none).
         package var index: IndexSettings?
+        /// SIGHUP reads the configuration again, as daemons have it, instead
+        /// of unmounting: a daemon in the background, with no terminal to
+        /// hang up (a foreground mount still ends with its terminal).
+        package var reloadsOnHangup = false
         /// Told how far the first scan is (items read, of how many), from the scan's threads.
         package var progress: (@Sendable (Int, Int) -> Void)?
         package init(backing: String, mountPoint: String) {
@@ -181,6 +185,7 @@ package struct FuseSession {
             throw MountPreflight.Failure("cannot install signal handlers")
         }
         defer { fuse_remove_signal_handlers(session) }
+        if options.reloadsOnHangup { Self.reloadOnHangup(catalog: catalog, logger: logger) }
         filesystem.attach(session: session)
 
         filesystem.nameInvalidations.start(session: session)
@@ -232,6 +237,31 @@ package struct FuseSession {
         list += options.fuseOptions.filter { $0 != "nonempty" && !$0.isEmpty }
         return list.joined(separator: ",")
     }
+
+    /// SIGHUP: the configuration read again (`LiveCatalog.reloadConfigurationSoon`),
+    /// the log saying so. The handler only writes to a pipe; a thread does the rest.
+    private static func reloadOnHangup(catalog: LiveCatalog, logger: Logger) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            return logger.warning("SIGHUP will unmount, not reload: no pipe for it (\(String(cString: strerror(errno))))")
+        }
+        // Close-on-exec (a hook's child must not hold them); the write end never blocks the handler.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
+        let reader = ends[0]
+        guard startThread(named: "queryfs-hup", {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(reader, &byte, 1)
+                if count < 0, errno == EINTR { continue }
+                guard count == 1 else { return }
+                logger.info("SIGHUP: reading the configuration again")
+                catalog.reloadConfigurationSoon()
+            }
+        }), qfs_signal_to_pipe(SIGHUP, ends[1]) == 0 else {
+            return logger.warning("SIGHUP will unmount, not reload: \(String(cString: strerror(errno)))")
+        }
+    }
 }
 
 extension String {
@@ -244,4 +274,5 @@ extension String {
         }
         return result
     }
+
 }

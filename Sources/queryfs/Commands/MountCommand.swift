@@ -85,6 +85,7 @@ struct MountCommand: ParsableCommand {
         sessionOptions.ageRecountSeconds = ageRecount
         sessionOptions.queryFolderLimit = queryFolderLimit
         sessionOptions.events = !noEvents
+        sessionOptions.reloadsOnHangup = readyFD != nil
         sessionOptions.changeNotification = notification
         sessionOptions.pollSeconds = pollSeconds
         sessionOptions.pollShare = pollShare / 100
