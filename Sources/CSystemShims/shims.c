@@ -104,22 +104,27 @@ int qfs_removexattrat(int fd, const char *path, const char *name) {
 int qfs_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
 #include <signal.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 
-static volatile int qfs_signal_pipe = -1;
+static volatile int qfs_signal_counter = -1;
 
-static void qfs_write_signal_byte(int signal_number) {
+static void qfs_count_signal(int signal_number) {
+    (void)signal_number;
     int saved = errno;
-    unsigned char byte = (unsigned char)signal_number;
-    ssize_t ignored = write(qfs_signal_pipe, &byte, 1);  // a full pipe already holds a wake-up
+    uint64_t one = 1;
+    ssize_t ignored = write(qfs_signal_counter, &one, sizeof one);  // fails only past 2^64 - 2 unread
     (void)ignored;
     errno = saved;
 }
 
-int qfs_signal_to_pipe(int signal_number, int fd) {
-    qfs_signal_pipe = fd;
+int qfs_event_counter(void) { return eventfd(0, EFD_CLOEXEC); }
+
+int qfs_signal_to_counter(int signal_number, int fd) {
+    qfs_signal_counter = fd;
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = qfs_write_signal_byte;
+    action.sa_handler = qfs_count_signal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
     return sigaction(signal_number, &action, NULL);

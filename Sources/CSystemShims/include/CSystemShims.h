@@ -101,10 +101,13 @@ int qfs_name_unnamed_file(int fd, int dirfd, const char *name);
 /// 0, or -1 with errno.
 int qfs_lock_byte(int fd, long long offset);
 
-/// Makes `signal_number` write one byte to `fd` (a pipe's write end,
-/// non-blocking) instead of its action: a thread reading the pipe does the
-/// work, outside the signal handler. 0, or -1 with errno.
-int qfs_signal_to_pipe(int signal_number, int fd);
+/// A counter to wake a thread with (eventfd, close-on-exec); -1 with errno.
+int qfs_event_counter(void);
+
+/// Makes `signal_number` add one to the counter `fd` (`qfs_event_counter`)
+/// instead of its action: a thread reading the counter does the work,
+/// outside the signal handler. 0, or -1 with errno.
+int qfs_signal_to_counter(int signal_number, int fd);
 
 /// GNU-only constants Swift's Glibc module leaves out.
 extern const int QFS_O_PATH;

@@ -196,6 +196,13 @@ package struct EditJournal: Sendable {
 
     /// Every entry, oldest first; lines that do not read as entries are skipped.
     package func entries() throws(SystemError) -> [Entry] {
+        var damaged = 0
+        return try entries(damaged: &damaged)
+    }
+
+    /// The same, counting the lines skipped as damaged (a checksum that does
+    /// not match, bytes that are no entry), for a command to say so.
+    package func entries(damaged: inout Int) throws(SystemError) -> [Entry] {
         let bytes: [UInt8]
         do {
             bytes = try Self.fileName.withCString { name in
@@ -205,7 +212,11 @@ package struct EditJournal: Sendable {
             if error.errno == ENOENT { return [] }
             throw error
         }
-        return bytes.split(separator: 0x0A).compactMap { line in Self.checked(Array(line)).flatMap(Self.entry) }
+        var entries: [Entry] = []
+        for line in bytes.split(separator: 0x0A) {
+            if let entry = Self.checked(Array(line)).flatMap(Self.entry) { entries.append(entry) } else { damaged += 1 }
+        }
+        return entries
     }
 
     // MARK: Lines

@@ -239,26 +239,22 @@ package struct FuseSession {
     }
 
     /// SIGHUP: the configuration read again (`LiveCatalog.reloadConfigurationSoon`),
-    /// the log saying so. The handler only writes to a pipe; a thread does the rest.
+    /// the log saying so. The handler only counts it (an eventfd: one descriptor); a thread does the rest.
     private static func reloadOnHangup(catalog: LiveCatalog, logger: Logger) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            return logger.warning("SIGHUP will unmount, not reload: no pipe for it (\(String(cString: strerror(errno))))")
+        let counter = qfs_event_counter()
+        guard counter >= 0 else {
+            return logger.warning("SIGHUP will unmount, not reload: no counter for it (\(String(cString: strerror(errno))))")
         }
-        // Close-on-exec (a hook's child must not hold them); the write end never blocks the handler.
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(ends[1], F_SETFL, O_NONBLOCK)
-        let reader = ends[0]
         guard startThread(named: "queryfs-hup", {
-            var byte: UInt8 = 0
+            var count: UInt64 = 0
             while true {
-                let count = read(reader, &byte, 1)
-                if count < 0, errno == EINTR { continue }
-                guard count == 1 else { return }
+                let read = Glibc.read(counter, &count, MemoryLayout<UInt64>.size)
+                if read < 0, errno == EINTR { continue }
+                guard read == MemoryLayout<UInt64>.size else { return }
                 logger.info("SIGHUP: reading the configuration again")
                 catalog.reloadConfigurationSoon()
             }
-        }), qfs_signal_to_pipe(SIGHUP, ends[1]) == 0 else {
+        }), qfs_signal_to_counter(SIGHUP, counter) == 0 else {
             return logger.warning("SIGHUP will unmount, not reload: \(String(cString: strerror(errno)))")
         }
     }

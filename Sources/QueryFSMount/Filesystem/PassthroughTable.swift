@@ -106,10 +106,12 @@ final class PassthroughTable: @unchecked Sendable {
     }
 
     /// A quarter of the process's descriptor limit (the rest is for open
-    /// files, directories being read, and the watcher), within 64…65,536.
+    /// files, directories being read, the watcher, and libfuse's splice
+    /// pipes, two a worker thread), within 16…65,536: a floor of 64 took
+    /// half of a 128 limit, and a walk of bundles/ met EMFILE.
     static func defaultDescriptorLimit() -> Int {
         guard let limit = DescriptorLimit.current else { return 65_536 }
-        return min(65_536, max(64, limit / 4))
+        return min(65_536, max(16, limit / 4))
     }
 
     /// How many node descriptors are open now (for tests and `queryfs status`).

@@ -17,6 +17,10 @@ enum MountHelper {
         let invokedAsHelper = (arguments.first?.split(separator: "/").last ?? "").hasPrefix("mount.")
         let subcommands = Set(QueryFSCommand.configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"])
         if rest.first == "mount", !invokedAsHelper { return try ["mount"] + mountOptions(Array(rest.dropFirst())) }
+        // `help NOPE` printed the general help and exited 0 (found from outside).
+        if !invokedAsHelper, rest.first == "help", rest.count >= 2, !rest[1].hasPrefix("-"), !subcommands.contains(rest[1]) {
+            throw ValidationError("unknown command '\(rest[1])' (commands: \(subcommands.subtracting(["help", "connection-guard"]).sorted().joined(separator: ", ")))")
+        }
         guard let first = rest.first, invokedAsHelper || (!first.hasPrefix("-") && !subcommands.contains(first)) else { return rest }
         // A mistyped command (`queryfs stauts B`) is no backing directory.
         if !invokedAsHelper, !first.contains("/"), access(first, F_OK) != 0 {
