@@ -168,4 +168,47 @@ final class OwnershipMountTests: MountTestCase {
         XCTAssertEqual(run(script, as: Self.userA, in: fixture.mounted("bundles")), "done\n")
         XCTAssertEqual(tree(fixture.backing), ["d d 65534 65534 775", "f f 65534 65534 664"])
     }
+
+    /// The edit journal is its owner's alone (0600: it holds every edited
+    /// file as it was), goes to BACKING's owner when root makes it (who
+    /// edits there next), and is replayed only while no one else may write
+    /// it; a command edits only a file the caller may write itself, not one
+    /// of another's in a folder the caller may write. Found from outside:
+    /// a 0644 journal gave other users 0600 payloads; a root-made journal
+    /// locked the folder's owner out; a group member took over another's payload.
+    func testTheJournalIsPrivateAndAnEditNeedsTheRightToWriteTheFile() throws {
+        let corpus = Corpus(path: fixture.backing)
+        corpus.bundle("a.hpwebsite", title: "Alpha", mtime: 1_000)
+        corpus.bundle("b.hpwebsite", title: "Beta", mtime: 2_000)
+        XCTAssertEqual(Program.run(["chown", "-R", "\(Self.userA.uid):\(Self.userA.gid)", fixture.backing]).status, 0)
+        let journal = fixture.backed(".queryfs-journal")
+
+        XCTAssertEqual(QueryfsBinary.run(["tag", fixture.backing, "a.hpwebsite", "--add", "x"]).status, 0)
+        let made = try XCTUnwrap(RawFiles.lstat(journal))
+        XCTAssertEqual(made.st_mode & 0o777, 0o600)
+        XCTAssertEqual(Int(made.st_uid), Self.userA.uid, "BACKING's owner's")
+        let undo = QueryfsBinary.run(["undo", fixture.backing])
+        XCTAssertEqual(undo.status, 0, "root undoes a journal of BACKING's owner: \(undo.stderrText)")
+
+        // Another's payload in a folder everyone may write: refused, left as it was.
+        let payload = fixture.backed("b.hpwebsite/payload.plist")
+        XCTAssertEqual(chown(payload, 0, 0), 0)
+        XCTAssertEqual(chmod(payload, 0o644), 0)
+        XCTAssertEqual(chmod(fixture.backed("b.hpwebsite"), 0o777), 0)
+        let before = RawFiles.read(payload)
+        let queryfs = try ReachableCopies(for: self).queryfs()
+        let refused = Program.run(["setpriv", "--reuid=\(Self.userA.uid)", "--regid=\(Self.userA.gid)", "--clear-groups", "--",
+                                   queryfs, "tag", fixture.backing, "b.hpwebsite", "--add", "y"])
+        XCTAssertEqual(refused.status, 2, refused.stderrText)
+        XCTAssertTrue(refused.stderrText.contains("Permission denied"), refused.stderrText)
+        XCTAssertEqual(RawFiles.read(payload), before)
+        XCTAssertEqual(RawFiles.lstat(payload)?.st_uid, 0, "still root's")
+
+        // A journal others may write is not replayed.
+        XCTAssertEqual(QueryfsBinary.run(["tag", fixture.backing, "a.hpwebsite", "--add", "z"]).status, 0)
+        XCTAssertEqual(chmod(journal, 0o620), 0)
+        let writable = QueryfsBinary.run(["undo", fixture.backing])
+        XCTAssertEqual(writable.status, 2)
+        XCTAssertTrue(writable.stderrText.contains("chmod go-w"), writable.stderrText)
+    }
 }

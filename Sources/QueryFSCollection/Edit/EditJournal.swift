@@ -68,13 +68,17 @@ package struct EditJournal: Sendable {
             var created = false
             var fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW) }
             if fd < 0, errno == ENOENT {
-                fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644) }
+                // The owner's alone: it holds every edited file's bytes as
+                // they were (found from outside: 0644 gave other users the
+                // contents of 0600 payloads).
+                fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600) }
                 created = fd >= 0
             }
             guard fd >= 0 else { throw SystemError.current("open", path: EditJournal.fileName) }
             self.fd = fd
             do throws(SystemError) {
                 guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw SystemError.current("flock", path: EditJournal.fileName) }
+                try EditJournal.keepPrivate(fd, created: created, backing: backing)
                 try EditJournal.cutTornTail(fd)
                 // A new journal is found after a crash only once its folder is on disk.
                 if created { try AtomicFile.syncFolder(backing.fd, path: EditJournal.fileName) }
@@ -118,6 +122,25 @@ package struct EditJournal: Sendable {
 
         /// Lets go of the lock and the file.
         func close() { Glibc.close(fd) }
+    }
+
+    /// A journal made by root (a root mount's edit) goes to BACKING's owner,
+    /// who edits and undoes there next (found from outside: a root-owned
+    /// journal refused every later edit of the folder's owner). One readable
+    /// or writable by others than its owner, as journals were made before,
+    /// is made the owner's alone.
+    private static func keepPrivate(_ fd: Int32, created: Bool, backing: BackingDirectory) throws(SystemError) {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: fileName) }
+        if created, geteuid() == 0 {
+            var folder = stat()
+            if fstat(backing.fd, &folder) == 0, folder.st_uid != 0, fchown(fd, folder.st_uid, folder.st_gid) != 0 {
+                throw SystemError.current("chown", path: fileName)
+            }
+        }
+        if status.st_mode & 0o077 != 0, status.st_uid == geteuid(), fchmod(fd, 0o600) != 0 {
+            throw SystemError.current("chmod", path: fileName)
+        }
     }
 
     /// Opens and locks the journal (before an edit changes anything).
@@ -189,9 +212,19 @@ package struct EditJournal: Sendable {
     package func requireTrustedOwner() throws(SystemError) {
         var status = stat()
         guard fstatat(backing.fd, Self.fileName, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return }
-        guard status.st_uid != geteuid(), status.st_uid != 0 else { return }
-        throw SystemError(errno: EPERM, operation: "undo from", path: Self.fileName,
-                          detail: "it belongs to user \(status.st_uid), not to you or root, and what it holds is written back as it says: undo as that user, or move the journal away")
+        // Root undoes a journal of BACKING's owner too: a root mount's edits go there.
+        var folder = stat()
+        let backingOwner = fstat(backing.fd, &folder) == 0 ? folder.st_uid : 0
+        let trusted = status.st_uid == geteuid() || status.st_uid == 0 || (geteuid() == 0 && status.st_uid == backingOwner)
+        guard trusted else {
+            throw SystemError(errno: EPERM, operation: "undo from", path: Self.fileName,
+                              detail: "it belongs to user \(status.st_uid), not to you or root, and what it holds is written back as it says: undo as that user, or move the journal away")
+        }
+        // Anyone who may write it may write any line into it.
+        guard status.st_mode & 0o022 == 0 else {
+            throw SystemError(errno: EPERM, operation: "undo from", path: Self.fileName,
+                              detail: "others than its owner may write it, and what it holds is written back as it says: `chmod go-w` it first")
+        }
     }
 
     /// Every entry, oldest first; lines that do not read as entries are skipped.

@@ -44,6 +44,13 @@ enum AtomicFile {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
+        // The caller must be one who may write the file itself, not only
+        // its folder: a rename over it would take it over (found from
+        // outside: a member of a group folder took over another's 0644 payload).
+        if exists, old.st_mode & S_IFMT == S_IFREG, !ownerOnly,
+           name.withCString({ faccessat(dirfd, $0, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) }) != 0, errno == EACCES {
+            throw SystemError(errno: EACCES, operation: "write", path: display)
+        }
         // A link in the way (an index file someone linked elsewhere) is
         // replaced by a file of its own: neither its 0777 nor its owner are the file's.
         let copiesOld = exists && old.st_mode & S_IFMT != S_IFLNK && !ownerOnly
