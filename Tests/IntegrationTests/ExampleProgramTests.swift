@@ -88,6 +88,42 @@ final class ExampleProgramTests: XCTestCase {
         XCTAssertEqual(program.terminationStatus, 0)
     }
 
+    /// In a terminal the list is drawn, and redrawn as the folder changes,
+    /// before any key is pressed (found from outside: the key loop held the
+    /// screen's actor, and "0 items" stayed until `q`). The terminal is a
+    /// pseudo-terminal python3's pty module makes.
+    func testTheLiveListDrawsInATerminalBeforeAnyKey() throws {
+        let backing = makeTemporaryDirectory(prefix: "queryfs-example")
+        defer { try? FileManager.default.removeItem(atPath: backing) }
+        let corpus = Corpus(path: backing)
+        corpus.bundle("b.hpwebsite", title: "Bravo", mtime: 2_000)
+        corpus.bundle("d.hpwebsite", title: "Delta", mtime: 4_000)
+        let script = """
+            import os, pty, select, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], "by-name"])
+            seen = b""
+            def drain(seconds):
+                global seen
+                end = time.time() + seconds
+                while time.time() < end:
+                    if select.select([fd], [], [], 0.05)[0]:
+                        try: seen += os.read(fd, 65536)
+                        except OSError: return
+            drain(2)
+            print("before a change:", b"2 items" in seen)
+            open(sys.argv[2] + "/new.txt", "w").write("new")
+            drain(2)
+            print("after a change:", b"3 items" in seen)
+            os.write(fd, b"q")
+            drain(1)
+            os.waitpid(pid, 0)
+            """
+        let result = Program.run(["python3", "-c", script, sibling("queryfs-live-list"), backing])
+        XCTAssertEqual(result.stdoutText, "before a change: True\nafter a change: True\n", result.stderrText)
+    }
+
     func testTheExampleRefusesAMissingFolderInOneLine() {
         let result = Program.run([sibling("queryfs-live-list"), "/nonexistent/queryfs-example"])
         XCTAssertEqual(result.status, 1)

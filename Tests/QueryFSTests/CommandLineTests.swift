@@ -608,6 +608,16 @@ final class EditCommandTests: FixtureTestCase {
                        "---\ntitle: N\nstatus: draft  # kept\n---\nBody\n")
     }
 
+    /// A name with a newline or tab stays one field of one line in
+    /// `history` (escaped), as it did not (found from outside).
+    func testHistoryKeepsOneEditALine() throws {
+        hipstapaper("two\nlines\tand tab.b", title: "Odd")
+        XCTAssertEqual(try run(["tag", backing, "two\nlines\tand tab.b", "--add", "x"]).status, 0)
+        let lines = try run(["history", backing]).lines
+        XCTAssertEqual(lines.count, 1, "\(lines)")
+        XCTAssertTrue(lines.first?.contains("\ttwo\\nlines\\tand tab.b\ttags\t") == true, "\(lines)")
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

@@ -46,7 +46,10 @@ actor TerminalScreen: ListScreen {
         }
     }
 
-    func readCommands(for collection: ItemCollection) async {
+    /// The keys, read outside the actor: a blocking read inside it held the
+    /// actor, so no change was drawn until a key came (found from outside:
+    /// "0 items" until `q`). Each key is then handled on the actor.
+    nonisolated func readCommands(for collection: ItemCollection) async {
         var byte: UInt8 = 0
         var escape: [UInt8] = []
         while read(STDIN_FILENO, &byte, 1) == 1 {
@@ -55,19 +58,39 @@ actor TerminalScreen: ListScreen {
             let key = escape.count == 3 ? (escape[2] == 0x41 ? UInt8(ascii: "k") : UInt8(ascii: "j")) : byte
             escape = []
             switch key {
-            case UInt8(ascii: "q"): collection.close(); return
-            case UInt8(ascii: "j"): select(selected + 1)
-            case UInt8(ascii: "k"): select(selected - 1)
-            case UInt8(ascii: "a"):
-                let archived = collection.items.indices.contains(selected) && collection.items[selected].isArchived
-                status = perform(.setArchived(!archived), onItemAt: selected, of: collection) ?? (archived ? "unarchived" : "archived")
+            case UInt8(ascii: "q"):
+                collection.close()
+                return
             case UInt8(ascii: "t"):
-                guard let tag = promptLine("tag: "), !tag.isEmpty else { break }
-                status = perform(.addTag(tag), onItemAt: selected, of: collection) ?? "tagged #\(tag)"
-            default: break
+                let prompt = "tag: "
+                var line: [UInt8] = []
+                await showPrompt(prompt, line)
+                while read(STDIN_FILENO, &byte, 1) == 1, byte != 0x0A {
+                    if byte == 0x7F { _ = line.popLast() } else { line.append(byte) }
+                    await showPrompt(prompt, line)
+                }
+                await tag(String(decoding: line, as: UTF8.self), of: collection)
+            default:
+                await handle(key, of: collection)
             }
-            draw([:])
         }
+    }
+
+    private func handle(_ key: UInt8, of collection: ItemCollection) {
+        switch key {
+        case UInt8(ascii: "j"): select(selected + 1)
+        case UInt8(ascii: "k"): select(selected - 1)
+        case UInt8(ascii: "a"):
+            let archived = collection.items.indices.contains(selected) && collection.items[selected].isArchived
+            status = perform(.setArchived(!archived), onItemAt: selected, of: collection) ?? (archived ? "unarchived" : "archived")
+        default: break
+        }
+        draw([:])
+    }
+
+    private func tag(_ tag: String, of collection: ItemCollection) {
+        if !tag.isEmpty { status = perform(.addTag(tag), onItemAt: selected, of: collection) ?? "tagged #\(tag)" }
+        draw([:])
     }
 
     func finish() async {
@@ -78,16 +101,9 @@ actor TerminalScreen: ListScreen {
 
     private func select(_ index: Int) { selected = max(0, min(index, items.count - 1)) }
 
-    /// Reads a line with echo, on the status line.
-    private func promptLine(_ prompt: String) -> String? {
-        emit("\u{1B}[\(rows);1H\u{1B}[2K\(prompt)")
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(STDIN_FILENO, &byte, 1) == 1, byte != 0x0A {
-            if byte == 0x7F { _ = line.popLast() } else { line.append(byte) }
-            emit("\u{1B}[\(rows);1H\u{1B}[2K\(prompt)\(String(decoding: line, as: UTF8.self))")
-        }
-        return String(decoding: line, as: UTF8.self)
+    /// The line being typed, with echo, on the status line.
+    private func showPrompt(_ prompt: String, _ line: [UInt8]) {
+        emit("\u{1B}[\(rows);1H\u{1B}[2K\(prompt)\(String(decoding: line, as: UTF8.self))")
     }
 
     private var rows: Int {

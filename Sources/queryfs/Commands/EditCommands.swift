@@ -157,10 +157,10 @@ struct HistoryCommand: ParsableCommand {
     static func lines(of entry: EditJournal.Entry) -> [String] {
         let undoes = entry.undoes.map { "\t(undoes \($0))" } ?? ""
         guard !entry.changes.isEmpty else {
-            return ["\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t(no change: already as before the edit)\(undoes)"]
+            return ["\(ISO8601.format(entry.time))\t\(entry.id)\t\(JournalTime.field(entry.item))\t(no change: already as before the edit)\(undoes)"]
         }
         return entry.changes.map { change in
-            "\(ISO8601.format(entry.time))\t\(entry.id)\t\(entry.item)\t\(change.field)\t"
+            "\(ISO8601.format(entry.time))\t\(entry.id)\t\(JournalTime.field(entry.item))\t\(change.field)\t"
                 + "\(JournalTime.text(change.old)) -> \(JournalTime.text(change.new))\(undoes)"
         }
     }
@@ -203,7 +203,7 @@ struct UndoCommand: ParsableCommand {
                     if let undoing = try editor.undo(entry) {
                         for line in HistoryCommand.lines(of: undoing) { output.line(line) }
                     } else {
-                        output.line("\(entry.id)\t\(entry.item)\talready as before the edit; nothing to take back")
+                        output.line("\(entry.id)\t\(JournalTime.field(entry.item))\talready as before the edit; nothing to take back")
                     }
                 } catch {
                     output.flush()
@@ -262,6 +262,23 @@ enum JournalTime {
         } catch {
             throw Failure("cannot read the journal of \(backing): \(error.message)")
         }
+    }
+
+    /// An item's name as one field of a line: a backslash, tab or newline
+    /// in it written as `\\`, `\t`, `\n`, `\r` (found from outside: a name with a
+    /// newline broke the one-edit-a-line output).
+    static func field(_ name: ItemName) -> String {
+        var text = ""
+        for scalar in name.description.unicodeScalars {
+            switch scalar {
+            case "\\": text += "\\\\"
+            case "\t": text += "\\t"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return text
     }
 
     /// A date (ISO 8601) or an age (`5m`, `2h`), as seconds since 1970.
