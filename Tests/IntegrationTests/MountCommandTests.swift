@@ -194,6 +194,10 @@ final class MountCommandTests: XCTestCase {
     func testCommandsNeverWaitForAStoppedDaemon() throws {
         try fixture.mount()
         let daemon = try XCTUnwrap(fixture.daemonPID())
+        // A change just before, its listings read: the kernel's caches are
+        // warm, and a stat of the mount point would still be answered.
+        XCTAssertEqual(QueryfsBinary.run(["tag", fixture.backing, "one.hpwebsite", "--add", "fresh"]).status, 0)
+        XCTAssertTrue(eventually { (RawFiles.list(self.fixture.mounted("tag/fresh")) ?? []).count == 1 })
         kill(daemon, SIGSTOP)
         defer { kill(daemon, SIGCONT) }
         let started = Date()

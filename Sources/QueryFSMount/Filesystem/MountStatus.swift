@@ -209,9 +209,17 @@ package enum MountStatusFile {
             $0.type == "fuse.queryfs" && (absolute == $0.mountPoint || absolute.hasPrefix($0.mountPoint == "/" ? "/" : $0.mountPoint + "/"))
         }) else { return nil }
         let mountPoint = mount.mountPoint
+        // An open and a read of its status file: the kernel answers a stat
+        // of the mount point from its cache, and a daemon stopped or killed
+        // right after a change passed that probe and then hung the listing
+        // (found from outside); an open always reaches the daemon.
+        let statusFile = mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName
         let probe = answerWithin(mountAnswerSeconds, { () -> Int32 in
-            var status = stat()
-            return stat(mountPoint, &status) == 0 && access(mountPoint, R_OK | X_OK) == 0 ? 0 : errno
+            let fd = open(statusFile, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return errno }
+            defer { close(fd) }
+            var byte: UInt8 = 0
+            return Glibc.read(fd, &byte, 1) >= 0 ? 0 : errno
         })
         switch probe {
         case nil: return "the mount at \(mountPoint) does not answer (its daemon is stopped or hung): `queryfs unmount \(mountPoint)` takes it away"
