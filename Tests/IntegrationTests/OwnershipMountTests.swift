@@ -203,6 +203,13 @@ final class OwnershipMountTests: MountTestCase {
         XCTAssertTrue(refused.stderrText.contains("Permission denied"), refused.stderrText)
         XCTAssertEqual(RawFiles.read(payload), before)
         XCTAssertEqual(RawFiles.lstat(payload)?.st_uid, 0, "still root's")
+        // Even one the user may write: replaced, it would become theirs.
+        XCTAssertEqual(chmod(payload, 0o666), 0)
+        let takeover = Program.run(["setpriv", "--reuid=\(Self.userA.uid)", "--regid=\(Self.userA.gid)", "--clear-groups", "--",
+                                    queryfs, "tag", fixture.backing, "b.hpwebsite", "--add", "y"])
+        XCTAssertEqual(takeover.status, 2, takeover.stderrText)
+        XCTAssertTrue(takeover.stderrText.contains("belongs to user 0"), takeover.stderrText)
+        XCTAssertEqual(RawFiles.lstat(payload)?.st_uid, 0, "still root's")
 
         // A journal others may write is not replayed.
         XCTAssertEqual(QueryfsBinary.run(["tag", fixture.backing, "a.hpwebsite", "--add", "z"]).status, 0)

@@ -503,6 +503,11 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(undo.errorLines.first?.contains("belongs to user 65534") == true, "\(undo.errorLines)")
         XCTAssertEqual(try scanItem("a.b").tags, ["new"], "nothing taken back")
         XCTAssertEqual(try run(["history", backing]).status, 0, "history still reads it")
+        // Nor does an edit append its copies of the files to it.
+        let appended = try run(["tag", backing, "a.b", "--add", "more"])
+        XCTAssertEqual(appended.status, 2)
+        XCTAssertTrue(appended.errorLines.first?.contains("belongs to user 65534") == true, "\(appended.errorLines)")
+        XCTAssertEqual(try scanItem("a.b").tags, ["new"])
     }
 
     /// An editor's save (a new file renamed over the note, no lock taken)

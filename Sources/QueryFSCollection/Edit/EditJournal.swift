@@ -132,6 +132,15 @@ package struct EditJournal: Sendable {
     private static func keepPrivate(_ fd: Int32, created: Bool, backing: BackingDirectory) throws(SystemError) {
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: fileName) }
+        // Another user's journal would get this edit's copies of the files
+        // (found from outside: root appended to one a user had made first).
+        var folder = stat()
+        let backingOwner = fstat(backing.fd, &folder) == 0 ? folder.st_uid : 0
+        let own = status.st_uid == geteuid() || (geteuid() == 0 && (status.st_uid == 0 || status.st_uid == backingOwner))
+        guard created || own else {
+            throw SystemError(errno: EPERM, operation: "append to", path: fileName,
+                              detail: "it belongs to user \(status.st_uid), who would read the copies of the files each edit keeps there; edit as that user, or move it away")
+        }
         if created, geteuid() == 0 {
             var folder = stat()
             if fstat(backing.fd, &folder) == 0, folder.st_uid != 0, fchown(fd, folder.st_uid, folder.st_gid) != 0 {

@@ -51,6 +51,14 @@ enum AtomicFile {
            name.withCString({ faccessat(dirfd, $0, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) }) != 0, errno == EACCES {
             throw SystemError(errno: EACCES, operation: "write", path: display)
         }
+        // Nor may it be another user's when the caller cannot give the new
+        // file back to them (only root can): it would become the caller's,
+        // and its owner might lose it (found from outside: a group member's
+        // tag made another's 0660 note theirs, and its owner was locked out).
+        if exists, old.st_mode & S_IFMT == S_IFREG, !ownerOnly, geteuid() != 0, old.st_uid != geteuid() {
+            throw SystemError(errno: EPERM, operation: "replace", path: display,
+                              detail: "it belongs to user \(old.st_uid), and replaced by you it would become yours; edit it as that user")
+        }
         // A link in the way (an index file someone linked elsewhere) is
         // replaced by a file of its own: neither its 0777 nor its owner are the file's.
         let copiesOld = exists && old.st_mode & S_IFMT != S_IFLNK && !ownerOnly
