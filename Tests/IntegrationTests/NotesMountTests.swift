@@ -101,6 +101,25 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("nested.md"))?.text, "---\ntags: [a/b, a/c]\n---\n")
     }
 
+    /// A tag rename one item cannot take is no rename at all: the items
+    /// renamed before it are renamed back, the folder keeps its name, and
+    /// mv fails (found from outside: some items renamed, a ghost folder).
+    func testATagRenameOneItemCannotTakeChangesNothing() throws {
+        let toml = "+++\ntitle = \"Zulu\"\ntags = [\n  \"alpha\",\n]\n+++\n"
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha item", tags: ["alpha"], mtime: 2_000)
+            corpus.file(Array("z.md".utf8), contents: Array(toml.utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        let payload = RawFiles.read(fixture.backed("a.hpwebsite/payload.plist"))
+        XCTAssertEqual(names("tag/alpha").count, 2)
+        XCTAssertEqual(rename(fixture.mounted("tag/alpha"), fixture.mounted("tag/beta")), -1, "one note's list cannot be changed")
+        XCTAssertEqual(RawFiles.read(fixture.backed("a.hpwebsite/payload.plist")), payload, "renamed back")
+        XCTAssertEqual(RawFiles.read(fixture.backed("z.md"))?.text, toml)
+        XCTAssertTrue(eventually { self.names("tag/alpha").count == 2 && RawFiles.list(self.fixture.mounted("tag/beta")) == nil },
+                      "\(names("tag/alpha")) \(String(describing: RawFiles.list(self.fixture.mounted("tag/beta"))))")
+    }
+
     /// A note whose block is never closed (or closed only past 64 KiB) is
     /// reported, and an edit is refused: a block made in front of it would
     /// turn the note's own keys into body text.

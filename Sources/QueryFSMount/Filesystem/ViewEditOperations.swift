@@ -348,13 +348,34 @@ extension QueryFilesystem {
         }
         tagRootClock.tick()
         tagRootLock.withLock { folders.moveFolder(from: [ViewDefinition.tagFolder, from], to: [ViewDefinition.tagFolder, to]) }
+        // All or nothing: an item that cannot take the new name (its lock
+        // held, a tag list no edit can change, an inline `#tag`) has the
+        // ones renamed before it renamed back, and the folder goes back to
+        // its name (found from outside: some items renamed, a ghost folder).
+        var renamed: [ItemName] = []
         var failure: Int32 = 0
         for item in items {
             do {
                 try editor.apply([.renameTagFolder(from, to: to)], to: item)
+                renamed.append(item)
             } catch {
-                catalog.logger.error("\(what): \(error)")
+                catalog.logger.error("\(what): \(error); the items renamed before it are renamed back")
                 failure = error.errno
+                break
+            }
+        }
+        if failure != 0 {
+            for item in renamed {
+                do {
+                    try editor.apply([.renameTagFolder(to, to: from)], to: item)
+                } catch {
+                    catalog.logger.error("\(what): renaming \(item) back: \(error) (queryfs undo takes the rename back)")
+                }
+            }
+            tagRootClock.tick()
+            tagRootLock.withLock { folders.moveFolder(from: [ViewDefinition.tagFolder, to], to: [ViewDefinition.tagFolder, from]) }
+            madeTagFolders.withLock { made in
+                if made.remove(to) != nil { made.insert(from) }
             }
         }
         letGoOfFiles(in: items)
