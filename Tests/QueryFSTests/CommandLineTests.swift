@@ -611,6 +611,13 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try run(["undo", backing]).status, 0)
         XCTAssertEqual(FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) },
                        "---\ntitle: N\nstatus: draft  # kept\n---\nBody\n")
+        // Numbers too (found from outside: "a integer cannot be written"); a key is not removed.
+        XCTAssertEqual(try run(["set", backing, "n.md", "payload.rating=5", "payload.score=2.5"]).status, 0)
+        let text = FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        XCTAssertTrue(text.contains("\nrating: 5\n") && text.contains("\nscore: 2.5\n"), text)
+        let removal = try run(["set", backing, "n.md", "payload.rating="])
+        XCTAssertEqual(removal.status, 2)
+        XCTAssertTrue(removal.errorLines.first?.contains("does not remove them") == true, "\(removal.errorLines)")
     }
 
     /// A name with a newline or tab stays one field of one line in

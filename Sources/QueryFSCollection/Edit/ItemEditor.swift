@@ -492,6 +492,9 @@ struct ItemState {
             try requireBundle(item, "payload.\(path)")
             try editDocument { (document) throws(EditError) in try document.set(keys, to: value) }
         case .removePayload(let path):
+            if !isBundle, noteFile != nil {
+                throw EditError(EPERM, "\(item): queryfs sets a note's front-matter keys but does not remove them (payload.\(path)): edit the note")
+            }
             try requireBundle(item, "payload.\(path)")
             guard payload != nil else { return }
             let keys = try Self.payloadPath(path)

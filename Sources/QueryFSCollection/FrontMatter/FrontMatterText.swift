@@ -18,7 +18,11 @@ enum YAMLText {
         switch value {
         case .string(let text): render(text)
         case .bool(let flag): flag ? "true" : "false"
-        default: throw FrontMatterError(message: "a \(value.typeName) cannot be written into front matter")
+        case .integer(let number): String(number)
+        case .real(let number) where number.isNaN: ".nan"
+        case .real(let number) where number.isInfinite: number < 0 ? "-.inf" : ".inf"
+        case .real(let number): String(number)  // `5.0`, `1e+20`: floats to YAML's core schema
+        default: throw FrontMatterError(message: "\(value.typeName) values cannot be written into front matter")
         }
     }
 
@@ -43,7 +47,7 @@ enum YAMLText {
     private static func doubleQuoted(_ text: String) -> String { JSON.string(text) }
 }
 
-/// A value written into TOML front matter: a basic string with escapes, or a boolean.
+/// A value written into TOML front matter: a basic string with escapes, a boolean or a number.
 enum TOMLText {
     /// JSON's string literal is a TOML basic string (the same escapes, `\uXXXX` included).
     static func render(_ text: String) -> String { JSON.string(text) }
@@ -52,7 +56,11 @@ enum TOMLText {
         switch value {
         case .string(let text): render(text)
         case .bool(let flag): flag ? "true" : "false"
-        default: throw FrontMatterError(message: "a \(value.typeName) cannot be written into front matter")
+        case .integer(let number): String(number)
+        case .real(let number) where number.isNaN: "nan"
+        case .real(let number) where number.isInfinite: number < 0 ? "-inf" : "inf"
+        case .real(let number): String(number)
+        default: throw FrontMatterError(message: "\(value.typeName) values cannot be written into front matter")
         }
     }
 }
