@@ -326,6 +326,8 @@ final class MountCommandTests: XCTestCase {
             XCTAssertTrue(result.stderrText.contains("not a queryfs one"), result.stderrText)
             XCTAssertTrue(MountTable.isMounted(target), "\(name): still mounted")
         }
+        // Mounting on it names umount(8), not `queryfs unmount`, which would refuse it.
+        assertMountFails([fixture.backing, target], mountPoint: fixture.mountPoint, mentions: ["already a mount point", "umount(8)"])
     }
 
     /// A mount started with standard input, output and error closed (as some

@@ -29,7 +29,12 @@ package enum MountPreflight {
         }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw Failure("mount point \(path) is not a directory") }
         if isMountPoint(path, status: status) {
-            throw Failure("\(path) is already a mount point (`queryfs unmount \(path)` unmounts it)")
+            // The way out named for what is there: `queryfs unmount` takes away queryfs mounts only.
+            let absolute = resolvedPath(path) ?? lexicallyAbsolute(path)
+            let type = MountTable.mounts().last { $0.mountPoint == absolute }?.type
+            throw Failure(type == "fuse.queryfs" || type == nil
+                ? "\(path) is already a mount point (`queryfs unmount \(path)` unmounts it)"
+                : "\(path) is already a mount point, of a \(type ?? "") filesystem (umount(8) unmounts it)")
         }
         if !allowNonEmpty, !isEmptyDirectory(path) {
             throw Failure("mount point \(path) is not empty (use -o nonempty to mount over it anyway)")
