@@ -345,4 +345,29 @@ final class EditTests: FixtureTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: path("sub")), ["n.md"])
     }
 
+
+    /// A tag added and removed again leaves Apple's empty form as it was
+    /// (`<array/>`), byte for byte (found from outside: `git diff` showed
+    /// `<array>` and `</array>` where `<array/>` had been).
+    func testATagAddedAndRemovedLeavesTheEmptyListAsItWas() throws {
+        let original = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>tags</key>
+            \t<array/>
+            \t<key>webTitle</key>
+            \t<string>Alpha</string>
+            </dict>
+            </plist>
+
+            """
+        writeFile("a.b/payload.plist", original)
+        let editor = try editor()
+        try editor.apply([.addTag("x")], to: ItemName("a.b"))
+        XCTAssertEqual(try scanItem("a.b").tags, ["x"])
+        try editor.apply([.removeTag("x")], to: ItemName("a.b"))
+        XCTAssertEqual(String(decoding: bytes("a.b/payload.plist"), as: UTF8.self), original)
+    }
 }

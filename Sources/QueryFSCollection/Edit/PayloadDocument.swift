@@ -193,6 +193,13 @@ struct TextPayloadDocument: PayloadDocument {
         let child = children[index]
         switch format {
         case .xml:
+            // The last child: the container in the empty form Apple's writer
+            // uses (`<array/>`), so that a tag added and removed again leaves
+            // the file as it was (found from outside: `<array>` and
+            // `</array>` on two lines were left where `<array/>` had been).
+            if children.count == 1, let name = Self.xmlContainerName(layout.bytes[container]) {
+                return try replace(container, with: Array("<\(name)/>".utf8))
+            }
             // The child and the white space before it (its line break and indentation).
             try replace(layout.startOfSpace(before: child.lowerBound)..<child.upperBound, with: [])
         case .json:
@@ -205,6 +212,14 @@ struct TextPayloadDocument: PayloadDocument {
                 try replace(children[index - 1].upperBound..<child.upperBound, with: [])
             }
         }
+    }
+
+    /// `array` or `dict` when `bytes` are that whole element, open and close tags included.
+    private static func xmlContainerName(_ bytes: ArraySlice<UInt8>) -> String? {
+        for name in ["array", "dict"] where bytes.starts(with: Array("<\(name)>".utf8)) && bytes.reversed().starts(with: Array("</\(name)>".utf8).reversed()) {
+            return name
+        }
+        return nil
     }
 
     mutating func append(_ element: PayloadValue, toArrayAt path: [String]) throws(EditError) {
