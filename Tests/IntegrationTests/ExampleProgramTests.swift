@@ -30,13 +30,19 @@ final class ExampleProgramTests: XCTestCase {
         (QueryfsBinary.path as NSString).deletingLastPathComponent + "/" + name
     }
 
-    func testTheLiveListFollowsTheFolderAndEditsTheSelectedItem() throws {
+    /// A folder holding the first `count` of Bravo, Delta and Foxtrot, removed when the test ends.
+    private func backing(withBundles count: Int) -> (path: String, corpus: Corpus) {
         let backing = makeTemporaryDirectory(prefix: "queryfs-example")
-        defer { try? FileManager.default.removeItem(atPath: backing) }
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: backing) }
         let corpus = Corpus(path: backing)
-        corpus.bundle("b.hpwebsite", title: "Bravo", mtime: 2_000)
-        corpus.bundle("d.hpwebsite", title: "Delta", mtime: 4_000)
-        corpus.bundle("f.hpwebsite", title: "Foxtrot", mtime: 6_000)
+        for (name, title, mtime) in [("b", "Bravo", 2_000), ("d", "Delta", 4_000), ("f", "Foxtrot", 6_000)].prefix(count) {
+            corpus.bundle(name + ".hpwebsite", title: title, mtime: mtime)
+        }
+        return (backing, corpus)
+    }
+
+    func testTheLiveListFollowsTheFolderAndEditsTheSelectedItem() throws {
+        let (backing, corpus) = backing(withBundles: 3)
 
         let program = Process()
         program.executableURL = URL(fileURLWithPath: sibling("queryfs-live-list"))
@@ -93,11 +99,7 @@ final class ExampleProgramTests: XCTestCase {
     /// screen's actor, and "0 items" stayed until `q`). The terminal is a
     /// pseudo-terminal python3's pty module makes.
     func testTheLiveListDrawsInATerminalBeforeAnyKey() throws {
-        let backing = makeTemporaryDirectory(prefix: "queryfs-example")
-        defer { try? FileManager.default.removeItem(atPath: backing) }
-        let corpus = Corpus(path: backing)
-        corpus.bundle("b.hpwebsite", title: "Bravo", mtime: 2_000)
-        corpus.bundle("d.hpwebsite", title: "Delta", mtime: 4_000)
+        let backing = backing(withBundles: 2).path
         let script = """
             import os, pty, select, sys, time
             pid, fd = pty.fork()
