@@ -598,6 +598,12 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: path("elf.md")).map { [UInt8]($0) }, binary)
         XCTAssertEqual(try scanItem("u.md").tags, ["q"])
         XCTAssertEqual(try scanItem("elf.md").tags, ["q"])
+        // UTF-8 with a byte order mark is text: its block goes after the mark.
+        writeFile("bom.md", [0xEF, 0xBB, 0xBF] + Array("# Hello\nbody\n".utf8))
+        XCTAssertEqual(try run(["tag", backing, "bom.md", "--add", "q"]).status, 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: path("bom.md")).map { [UInt8]($0) },
+                       [0xEF, 0xBB, 0xBF] + Array("---\ntags:\n  - q\n---\n# Hello\nbody\n".utf8))
+        XCTAssertEqual(try scanItem("bom.md").title, "Hello")
     }
 
     /// `set NOTE payload.KEY=VALUE` sets that key of the note's front matter

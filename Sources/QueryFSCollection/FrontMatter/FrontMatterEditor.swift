@@ -148,7 +148,13 @@ struct FrontMatterBlock {
     static func newYAML(before body: [UInt8]) throws(FrontMatterError) -> FrontMatterBlock {
         let newline: [UInt8] = body.firstIndex(of: 10).map { $0 > 0 && body[$0 - 1] == 13 } == true ? [13, 10] : [10]
         let fence = Array("---".utf8) + newline
-        guard let block = try FrontMatterBlock(in: fence + fence + body) else { throw FrontMatterError(message: "no front matter could be made") }
+        // A byte order mark stays first, where readers look for it (found
+        // from outside: put after the block, the note's heading no longer
+        // read as one, and the edit was refused).
+        let mark: [UInt8] = body.starts(with: [0xEF, 0xBB, 0xBF]) ? [0xEF, 0xBB, 0xBF] : []
+        guard let block = try FrontMatterBlock(in: mark + fence + fence + body.dropFirst(mark.count)) else {
+            throw FrontMatterError(message: "no front matter could be made")
+        }
         return block
     }
 
