@@ -350,19 +350,9 @@ final class EditTests: FixtureTestCase {
     /// (`<array/>`), byte for byte (found from outside: `git diff` showed
     /// `<array>` and `</array>` where `<array/>` had been).
     func testATagAddedAndRemovedLeavesTheEmptyListAsItWas() throws {
-        let original = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-            <dict>
-            \t<key>tags</key>
-            \t<array/>
-            \t<key>webTitle</key>
-            \t<string>Alpha</string>
-            </dict>
-            </plist>
-
-            """
+        let original = Self.hipstapaperXML.replacingOccurrences(of: "\t<array>\n\t\t<string>Tag Number 4</string>\n\t</array>",
+                                                                with: "\t<array/>")
+        XCTAssertTrue(original.contains("\t<array/>\n"))
         writeFile("a.b/payload.plist", original)
         let editor = try editor()
         try editor.apply([.addTag("x")], to: ItemName("a.b"))
