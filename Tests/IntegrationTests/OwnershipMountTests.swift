@@ -218,4 +218,18 @@ final class OwnershipMountTests: MountTestCase {
         XCTAssertEqual(writable.status, 2)
         XCTAssertTrue(writable.stderrText.contains("chmod go-w"), writable.stderrText)
     }
+
+    /// A bundle its reader may list but not search (a folder without x) is
+    /// said to be one, not to have no payload (found from outside).
+    func testABundleThatCannotBeSearchedIsSaidToBeOne() throws {
+        let corpus = Corpus(path: fixture.backing)
+        corpus.bundle("n.hpwebsite", title: "N", mtime: 1_000)
+        XCTAssertEqual(Program.run(["chown", "-R", "\(Self.userA.uid):\(Self.userA.gid)", fixture.backing]).status, 0)
+        XCTAssertEqual(chmod(fixture.backed("n.hpwebsite"), 0o600), 0)
+        let queryfs = try ReachableCopies(for: self).queryfs()
+        let status = Program.run(["setpriv", "--reuid=\(Self.userA.uid)", "--regid=\(Self.userA.gid)", "--clear-groups", "--",
+                                  "env", "HOME=\(fixture.root)", queryfs, "status", fixture.backing, "--no-index"])
+        XCTAssertTrue(status.stdoutText.contains("n.hpwebsite: cannot look into bundle: Permission denied"), status.stdoutText + status.stderrText)
+        XCTAssertFalse(status.stdoutText.contains("no payload"), status.stdoutText)
+    }
 }

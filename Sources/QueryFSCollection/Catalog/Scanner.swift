@@ -469,9 +469,22 @@ struct BundleWalk {
             return
         }
         var payloadCandidates: [(String, [UInt8], Int)] = []
+        var deniedSaid = false
         for entry in entries {
             entry.name.withCString { cChild in
-                guard let status = try? FileStatus(cChild, in: fd) else { return }  // vanished meanwhile
+                let status: FileStatus
+                do throws(SystemError) {
+                    status = try FileStatus(cChild, in: fd)
+                } catch {
+                    // Gone meanwhile: nothing to say. A folder that may be read but
+                    // not searched (no x) is said to be one, not to have no payload
+                    // (found from outside).
+                    if (error.errno == EACCES || error.errno == EPERM) && !deniedSaid {
+                        problems.append("cannot look into \(shown): \(error.message)")
+                        deniedSaid = true
+                    }
+                    return
+                }
                 let childPath = path.isEmpty ? entry.name : path + [UInt8(ascii: "/")] + entry.name
                 stamp.add(name: childPath, status: status)
                 if status.modified > modified { modified = status.modified }
