@@ -256,4 +256,20 @@ final class EventMountTests: MountTestCase {
         // Stale ranks a watcher still shows resolve to the right item.
         XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/" + old[0])), "../bundles/item-0.hpwebsite")
     }
+
+    /// A file item (a plain file in BACKING) comes and goes in bundles/ as a
+    /// file: the replay made a folder for it, which the kernel refused.
+    func testAFileItemMadeAndRemovedInBackingIsHeardInBundles() throws {
+        try mount()
+        _ = names("bundles")
+        let bundles = fixture.mounted("bundles")
+        let watch = EventWatch([bundles])
+        let staging = fixture.root + "/staging-notes.txt"
+        Corpus(path: fixture.root).write(staging, Array("plain words\n".utf8))
+        XCTAssertEqual(rename(staging, fixture.backed("notes.txt")), 0)
+        XCTAssertTrue(watch.waitFor(in: bundles) { $0.kinds == ["CREATE"] && $0.name == "notes.txt" }, "\(watch.events(in: bundles))")
+        XCTAssertEqual(unlink(fixture.backed("notes.txt")), 0)
+        XCTAssertTrue(watch.waitFor(in: bundles) { $0.kinds == ["DELETE"] && $0.name == "notes.txt" }, "\(watch.events(in: bundles))")
+        XCTAssertFalse(names("bundles").contains("notes.txt"))
+    }
 }

@@ -30,9 +30,10 @@ final class EventReplayer: @unchecked Sendable {
         case entries(folder: ViewFolder, script: EventScript)
         /// A folder of `tag/` or `query/` (or the root) appeared or went.
         case folder(parent: UInt64, parentPath: [String], name: String, entry: fuse_entry_param, made: Bool)
-        /// A bundle of BACKING appeared (`mkdir` in bundles/).
-        case bundleMade(ItemName)
-        /// A bundle of BACKING went (`rmdir` in bundles/ of the node the kernel holds).
+        /// An item of BACKING appeared in bundles/: `mkdir` for a bundle,
+        /// `mknod` for a file item (a note), `symlink` for a link; `type` is its `S_IFMT`.
+        case bundleMade(ItemName, type: mode_t)
+        /// An item of BACKING went (`rmdir` or `unlink` in bundles/ of the node the kernel holds).
         case bundleGone(ItemName, entry: fuse_entry_param)
         /// Files of BACKING changed: `utimensat` on each path under bundles/.
         case touched([[UInt8]])
@@ -195,13 +196,16 @@ final class EventReplayer: @unchecked Sendable {
                     unlinkat($0, $1, AT_REMOVEDIR)
                 }
             }
-        case .bundleMade(let item):
+        case .bundleMade(let item, let type):
+            // The kernel takes the answer only if its type is the one the call makes.
+            guard let make = Self.making(type) else { return }
             perform(parent: NodeID.bundles, present: [:], madePassthrough: true, invalidating: [item.bytes],
-                    at: Place(folder: [Self.bundles], name: item.bytes), in: folders) { mkdirat($0, $1, 0o755) }
+                    at: Place(folder: [Self.bundles], name: item.bytes), in: folders, make)
         case .bundleGone(let item, let entry):
             // Its dentry, if cached, is the one the rmdir removes: not dropped first.
+            let flags = entry.attr.st_mode & S_IFMT == S_IFDIR ? AT_REMOVEDIR : 0
             perform(parent: NodeID.bundles, present: [item.bytes: entry], invalidating: [],
-                    at: Place(folder: [Self.bundles], name: item.bytes), in: folders) { unlinkat($0, $1, AT_REMOVEDIR) }
+                    at: Place(folder: [Self.bundles], name: item.bytes), in: folders) { unlinkat($0, $1, flags) }
         case .touched(let paths):
             for relative in paths {
                 let components = relative.split(separator: UInt8(ascii: "/")).map(Array.init)
@@ -212,6 +216,17 @@ final class EventReplayer: @unchecked Sendable {
     }
 
     private static let bundles = Array(QueryFilesystem.bundlesName.utf8)
+
+    /// The call that makes an entry of file type `type` (its answer comes
+    /// from BACKING): nil for devices, which are never items.
+    private static func making(_ type: mode_t) -> ((Int32, UnsafePointer<CChar>) -> Int32)? {
+        switch type {
+        case S_IFDIR: return { mkdirat($0, $1, 0o755) }
+        case S_IFLNK: return { symlinkat("queryfs-replay", $0, $1) }
+        case S_IFREG, S_IFIFO, S_IFSOCK: return { mknodat($0, $1, type | 0o644, 0) }
+        default: return nil
+        }
+    }
 
     private func replay(_ operation: EventScript.Operation, in folder: ViewFolder, folders: ConfinedFolders) {
         let folderPath = folder.path.map { Array($0.utf8) }

@@ -107,7 +107,7 @@ struct KernelCacheInvalidator {
             }
             guard replaying else { continue }
             switch bundleEvent(item, held: itemNode) {
-            case .made: events.append(.bundleMade(item))
+            case .made(let type): events.append(.bundleMade(item, type: type))
             case .gone(let node): events.append(.bundleGone(item, entry: goneEntry(node)))
             case .changed: touchedPaths += [item.bytes] + changedFiles
             case nil: break
@@ -155,7 +155,8 @@ struct KernelCacheInvalidator {
                                    timeout: filesystem.policy.viewTimeout)
     }
 
-    private enum BundleEvent { case made, gone(node: PassthroughNode), changed }
+    /// `made`: with the item's file type (a bundle's folder, a note's file).
+    private enum BundleEvent { case made(type: mode_t), gone(node: PassthroughNode), changed }
 
     /// The entry a gone bundle had: its descriptor, if still open, reads its
     /// last status; else the type it was looked up with serves.
@@ -174,7 +175,7 @@ struct KernelCacheInvalidator {
         var status = stat()
         let exists = item.withCString { fstatat(filesystem.passthrough.rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
         switch (held, exists) {
-        case (nil, true): return .made
+        case (nil, true): return .made(type: status.st_mode & S_IFMT)
         case (let node?, false): return .gone(node: node)
         case (_?, true): return .changed
         case (nil, false): return nil
