@@ -272,4 +272,27 @@ final class EventMountTests: MountTestCase {
         XCTAssertTrue(watch.waitFor(in: bundles) { $0.kinds == ["DELETE"] && $0.name == "notes.txt" }, "\(watch.events(in: bundles))")
         XCTAssertFalse(names("bundles").contains("notes.txt"))
     }
+
+    /// A burst of changes (a sync tool, a `git checkout`: one every 10 ms)
+    /// still adds up in a watcher's copy: the replay gave up rank shifts for
+    /// newer changes, whose events then named entries no watcher had heard
+    /// of, and the shifted ones stayed behind as ghosts.
+    func testABurstOfChangesAddsUpInAWatchersCopy() throws {
+        try mount(corpus: { corpus in
+            for number in 0..<200 { corpus.bundle("item-\(number).hpwebsite", title: "Item \(number)", mtime: 1_000 + number) }
+        })
+        let views = ["by-name", "by-modified"]
+        let old = Dictionary(uniqueKeysWithValues: views.map { ($0, names($0)) })
+        let watch = EventWatch(views.map(fixture.mounted))
+        for number in 0..<40 {
+            // Each retitle moves the item to the top of by-name: every entry above it shifts.
+            rewritePayload("item-\(number * 5).hpwebsite", title: "A\(String(format: "%03d", 40 - number)) moved")
+            usleep(10_000)
+        }
+        assertEventsReplayListings(watch, old)
+        for view in views {
+            let unheard = watch.unannouncedNames(from: old[view]!, in: fixture.mounted(view))
+            XCTAssertEqual(unheard, [], "\(view): events name entries no earlier event or listing gave")
+        }
+    }
 }

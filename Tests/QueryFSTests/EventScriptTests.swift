@@ -128,4 +128,40 @@ final class EventScriptTests: XCTestCase {
         XCTAssertEqual(operations.count, 1000)
         XCTAssertEqual(operations.first, .rename(from: name(999), to: name(1000), record: record))
     }
+
+    /// A catch-up (`HeardNames`): from what watchers heard — a listing, part
+    /// of a script made on it — to a listing several batches later, the
+    /// operations are never refused, give the later names, and an item
+    /// still shown keeps its entry (renamed, not removed and made again).
+    func testACatchUpFromWhatWasHeardGivesTheLaterListing() {
+        for seed in 1...40 {
+            var random = Random(seed: UInt64(seed) &* 104_729)
+            var items: [Item] = []
+            for number in 0..<Int.random(in: 0..<40, using: &random) { items.append(randomItem("item\(number)", &random)) }
+            let index = LiveIndex(items: items)
+            let path = ViewDefinition.byName.path
+            let first = ViewListing(records: index.view(at: path)?.records ?? [])
+            var heard = HeardNames(first)
+            var heardNames = Set(names(first))
+            // Part of the first batch's script was made before newer work came.
+            let batch = LiveIndexTests.randomBatch(&random, names: 50, item: randomItem)
+            if let change = index.apply(batch).first(where: { $0.path == path }) {
+                let script = EventScript(old: first, new: ViewListing(records: index.view(at: path)?.records ?? []), change: change, bound: 10_000)
+                let made = script.operations.prefix(Int.random(in: 0...script.operations.count, using: &random))
+                heardNames = strictlyApplied(Array(made), to: Array(heardNames), "seed \(seed) partial")
+                heard.apply(made)
+            }
+            for _ in 0..<Int.random(in: 0..<4, using: &random) { _ = index.apply(LiveIndexTests.randomBatch(&random, names: 50, item: randomItem)) }
+            let now = ViewListing(records: index.view(at: path)?.records ?? [])
+            let operations = heard.operations(to: now)
+            let context = "seed \(seed)"
+            XCTAssertEqual(strictlyApplied(operations, to: Array(heardNames), context), Set(names(now)), context)
+            let shownSerials = Set((0..<now.count).map { now.records[$0].serial })
+            for case .remove(_, let record) in operations {
+                XCTAssertFalse(shownSerials.contains(record.serial), "\(context): an item still shown lost its entry")
+            }
+            heard.apply(operations)
+            XCTAssertEqual(heard.operations(to: now), [], "\(context): caught up, nothing is left to make")
+        }
+    }
 }

@@ -26,8 +26,15 @@ import QueryFSCollection
 final class EventReplayer: @unchecked Sendable {
     /// What one step asks the kernel to see.
     enum Step {
-        /// Entry operations in a view folder, then (when over the bound) the folder itself touched.
-        case entries(folder: ViewFolder, script: EventScript)
+        /// Entry operations in a view folder that turn listing `old` into
+        /// `new`, then (when over the bound) the folder itself touched.
+        /// `old` and `new` are nil for a name typed through the mount,
+        /// which no listing has (`EventScript.removing`).
+        case entries(folder: ViewFolder, old: ViewListing?, new: ViewListing?, script: EventScript)
+        /// A backlog given up (`merged`): the folder's watchers are brought
+        /// from what they heard — or, if the replay does not know, `from` —
+        /// to its listing by names (`HeardNames`).
+        case catchUp(folder: ViewFolder, from: ViewListing?)
         /// A folder of `tag/` or `query/` (or the root) appeared or went.
         case folder(parent: UInt64, parentPath: [String], name: String, entry: fuse_entry_param, made: Bool)
         /// An item of BACKING appeared in bundles/: `mkdir` for a bundle,
@@ -95,15 +102,11 @@ final class EventReplayer: @unchecked Sendable {
         guard !steps.isEmpty else { return }
         queueLock.withLock {
             queue += steps
-            if queue.count > Self.queuedStepLimit { queue = Self.merged(queue) }
-            // Rank shifts queued past the budget are dropped for folder touches.
             var shiftsQueued = 0
-            for case .entries(_, let script) in queue { shiftsQueued += script.shifts.count }
-            if shiftsQueued > Self.queuedShiftLimit {
-                queue = queue.map { step in
-                    guard case .entries(let folder, let script) = step else { return step }
-                    return .entries(folder: folder, script: script.withoutShifts())
-                }
+            for case .entries(_, _, _, let script) in queue { shiftsQueued += script.shifts.count }
+            // A backlog (or its rank shifts past the budget) is one catch-up per folder.
+            if queue.count > Self.queuedStepLimit || shiftsQueued > Self.queuedShiftLimit {
+                queue = Self.merged(queue, keepingLargeFolders: queue.count <= Self.queuedStepLimit)
             }
         }
         wake.wake()
@@ -117,14 +120,25 @@ final class EventReplayer: @unchecked Sendable {
 
     private var hasQueuedWork: Bool { queueLock.withLock { !queue.isEmpty || stopped } }
 
-    /// A backlog as folder touches: one per view folder, no entry operations.
-    private static func merged(_ steps: [Step]) -> [Step] {
+    /// A backlog as one catch-up per view folder, from the listing its
+    /// first queued script started at; typed names' removals kept as they
+    /// are. A folder too large to catch up by names keeps, when
+    /// `keepingLargeFolders`, its scripts without their rank shifts (the
+    /// entries that came, left or changed are still heard), else a touch.
+    private static func merged(_ steps: [Step], keepingLargeFolders: Bool) -> [Step] {
         var seen = Set<UInt32>()
         var result: [Step] = []
         for step in steps {
-            guard case .entries(let folder, _) = step else { result.append(step); continue }
-            guard seen.insert(folder.serial).inserted else { continue }
-            result.append(.entries(folder: folder, script: EventScript.folderOnly))
+            switch step {
+            case .entries(let folder, let old?, let new?, let script)
+                where keepingLargeFolders && max(old.count, new.count) > followedEntryLimit:
+                result.append(.entries(folder: folder, old: old, new: new, script: script.withoutShifts()))
+            case .entries(let folder, let old?, _, _):
+                if seen.insert(folder.serial).inserted { result.append(.catchUp(folder: folder, from: old)) }
+            case .catchUp(let folder, _):
+                if seen.insert(folder.serial).inserted { result.append(step) }
+            default: result.append(step)
+            }
         }
         return result
     }
@@ -146,8 +160,10 @@ final class EventReplayer: @unchecked Sendable {
     // MARK: Replaying
 
     /// What every watcher waits for first — in every folder, the entries
-    /// that came, left or changed — then the rank shifts, given up (for a
-    /// folder touch) as soon as newer changes are queued: those matter more.
+    /// that came, left or changed — then the rank shifts, given up as soon
+    /// as newer changes are queued: those matter more. A folder whose
+    /// script was given up is brought up to date by names later
+    /// (`catchUp`), so that what its watchers hear always adds up.
     private func replay(_ steps: [Step]) {
         // Nothing is done when the mount point no longer leads to this mount.
         _ = root.withRoot { rootFD in
@@ -157,36 +173,193 @@ final class EventReplayer: @unchecked Sendable {
         }
     }
 
+    /// One folder's scripts in this batch, in order, and how far they got.
+    private final class FolderWork {
+        struct Script {
+            let old: ViewListing
+            let new: ViewListing
+            let operations: [EventScript.Operation]
+            let urgentCount: Int
+            let overBound: Bool
+        }
+
+        let folder: ViewFolder
+        var scripts: [Script] = []
+        var script = 0
+        var operation = 0
+
+        init(_ folder: ViewFolder) { self.folder = folder }
+
+        var isDone: Bool { script >= scripts.count }
+    }
+
+    /// What watchers of each view folder heard last (this thread only): the
+    /// listing the last script replayed whole led to, or nil when unknown (a
+    /// script over the bound left stale ranks; a folder too large to follow by names).
+    private var announced: [UInt32: ViewListing] = [:]
+    /// Folders whose watchers are behind (this thread only): the names they heard.
+    private var behind: [UInt32: (folder: ViewFolder, heard: HeardNames)] = [:]
+    /// The largest listing followed by names when behind: a name table of it
+    /// lives only until the catch-up (about 0.5 MB at this size); larger
+    /// folders are touched instead, as over the bound.
+    static let followedEntryLimit = 4096
+    /// Operations made in this batch (rank shifts and catch-ups): past
+    /// `shiftsBeforeYielding`, queued work cuts the rest short.
+    private var madeInBatch = 0
+
     private func replay(_ steps: [Step], in folders: ConfinedFolders) {
-        for step in steps { replayUrgent(step, in: folders) }
-        var pending = steps.compactMap { step -> (ViewFolder, EventScript)? in
-            guard case .entries(let folder, let script) = step, !script.shifts.isEmpty else { return nil }
-            return (folder, script)
-        }[...]
-        var shifted = 0
-        while let (folder, script) = pending.first {
-            for operation in script.shifts {
-                // The first few always go: an `rm` through the mount queues the
-                // item's other changes at once, and giving up then left every
-                // watcher with the old ranks for good (pcmanfm showed 0002…0009,
-                // found from outside); a folder touch is no reload to most.
-                if shifted >= Self.shiftsBeforeYielding, hasQueuedWork {
-                    for (left, _) in pending { touchFolder(left, in: folders) }
-                    return
+        madeInBatch = 0
+        var work: [FolderWork] = []
+        var workBySerial: [UInt32: FolderWork] = [:]
+        for step in steps {
+            switch step {
+            case .entries(let folder, let old?, let new?, let script):
+                if behind[folder.serial] != nil { continue }   // its catch-up covers this
+                if let existing = workBySerial[folder.serial] {
+                    existing.scripts.append(Self.script(old: old, new: new, script))
+                } else if let started = start(folder, old: old, new: new) {
+                    let folderWork = FolderWork(folder)
+                    if started { folderWork.scripts.append(Self.script(old: old, new: new, script)) }
+                    work.append(folderWork)
+                    workBySerial[folder.serial] = folderWork
                 }
-                replay(operation, in: folder, folders: folders)
-                shifted += 1
+            case .entries(let folder, _, _, let script):
+                // A typed name: no listing has it, so it goes now, whatever else waits.
+                for operation in script.operations { replay(operation, in: folder, folders: folders) }
+                behind[folder.serial]?.heard.apply(script.operations)
+            case .catchUp(let folder, let from):
+                fallBehind(folder, from: from)
+                workBySerial[folder.serial]?.scripts.removeAll()
+                // Not followed by names (too large, or nothing known): a touch stands for the backlog.
+                if behind[folder.serial] == nil { touchFolder(folder, in: folders) }
+            case .folder:
+                replayUrgent(step, in: folders)
+                forgetRemovedFolders()
+            default:
+                replayUrgent(step, in: folders)
             }
-            if script.overBound { touchFolder(folder, in: folders) }
-            pending = pending.dropFirst()
+        }
+        // The first script's urgent operations in every folder, then the rest in order.
+        for folderWork in work { replayNext(folderWork, urgentOnly: true, in: folders) }
+        for folderWork in work where !folderWork.isDone {
+            guard replayNext(folderWork, urgentOnly: false, in: folders) else {
+                for left in work where !left.isDone { giveUp(left, in: folders) }
+                return
+            }
+        }
+        for serial in behind.keys.sorted() {
+            guard catchUp(serial, in: folders) else { return }
+        }
+    }
+
+    /// Whether a script from `old` to `new` replays as made (true), is
+    /// already announced (false), or the folder is behind (nil: its catch-up covers it).
+    private func start(_ folder: ViewFolder, old: ViewListing, new: ViewListing) -> Bool? {
+        if behind[folder.serial] != nil { return nil }
+        guard let heard = announced[folder.serial], heard !== old else { return true }
+        if heard === new { return false }
+        fallBehind(folder, from: heard)
+        return behind[folder.serial] == nil ? true : nil
+    }
+
+    private static func script(old: ViewListing, new: ViewListing, _ script: EventScript) -> FolderWork.Script {
+        FolderWork.Script(old: old, new: new, operations: script.operations, urgentCount: script.urgent.count, overBound: script.overBound)
+    }
+
+    /// Replays the folder's scripts from where they got to: the urgent part
+    /// of the current one only, or everything, stopping (false) when newer
+    /// work is queued and this batch made enough operations.
+    @discardableResult
+    private func replayNext(_ work: FolderWork, urgentOnly: Bool, in folders: ConfinedFolders) -> Bool {
+        while !work.isDone {
+            let script = work.scripts[work.script]
+            let end = urgentOnly ? script.urgentCount : script.operations.count
+            while work.operation < end {
+                if !urgentOnly, madeInBatch >= Self.shiftsBeforeYielding, hasQueuedWork { return false }
+                replay(script.operations[work.operation], in: work.folder, folders: folders)
+                work.operation += 1
+                if !urgentOnly { madeInBatch += 1 }
+            }
+            if urgentOnly && work.operation < script.operations.count { return true }
+            if script.overBound { touchFolder(work.folder, in: folders) }
+            announced[work.folder.serial] = script.overBound ? nil : script.new
+            (work.script, work.operation) = (work.script + 1, 0)
+            if urgentOnly { return true }
+        }
+        return true
+    }
+
+    /// Newer work came: what the folder's watchers heard so far is kept by
+    /// names, for its catch-up (a folder too large to follow is touched).
+    private func giveUp(_ work: FolderWork, in folders: ConfinedFolders) {
+        let script = work.scripts[work.script]
+        announced[work.folder.serial] = nil
+        guard !script.overBound, script.old.count <= Self.followedEntryLimit, script.new.count <= Self.followedEntryLimit else {
+            touchFolder(work.folder, in: folders)
+            return
+        }
+        var heard = HeardNames(script.old)
+        heard.apply(script.operations[..<work.operation])
+        behind[work.folder.serial] = (work.folder, heard)
+    }
+
+    /// Marks `folder` behind, its watchers having heard what the replay
+    /// announced last or else `from`; nothing when neither is known or the
+    /// folder is too large to follow (then it is touched at its catch-up's place).
+    private func fallBehind(_ folder: ViewFolder, from: ViewListing?) {
+        guard behind[folder.serial] == nil else { return }
+        let heard = announced.removeValue(forKey: folder.serial) ?? from
+        guard let heard, heard.count <= Self.followedEntryLimit else { return }
+        behind[folder.serial] = (folder, HeardNames(heard))
+    }
+
+    /// Drops what was announced in folders a reload removed.
+    private func forgetRemovedFolders() {
+        for serial in Array(announced.keys) where filesystem.folders.folder(serial: serial) == nil { announced[serial] = nil }
+    }
+
+    /// Brings a folder's watchers from what they heard to its listing now;
+    /// false when newer work cut it short (what was made is kept).
+    private func catchUp(_ serial: UInt32, in folders: ConfinedFolders) -> Bool {
+        guard let state = behind[serial] else { return true }
+        let folder = state.folder
+        var heard = state.heard
+        let listing = folder.listing
+        guard filesystem.folders.folder(serial: serial) === folder, listing.count <= Self.followedEntryLimit else {
+            // Gone (its removal was heard), or grown past following: a touch stands for the rest.
+            behind[serial] = nil
+            if filesystem.folders.folder(serial: serial) === folder { touchFolder(folder, in: folders) }
+            return true
+        }
+        let operations = heard.operations(to: listing)
+        for (made, operation) in operations.enumerated() {
+            if madeInBatch >= Self.shiftsBeforeYielding, hasQueuedWork {
+                heard.apply(operations[..<made])
+                behind[serial] = (folder, heard)
+                return false
+            }
+            noteShown(operation, in: listing)
+            replay(operation, in: folder, folders: folders)
+            madeInBatch += 1
+        }
+        behind[serial] = nil
+        announced[serial] = listing
+        return true
+    }
+
+    /// The name an operation gives the kernel, noted as shown by the listing (see `KernelCacheInvalidator.replayStep`).
+    private func noteShown(_ operation: EventScript.Operation, in listing: ViewListing) {
+        switch operation {
+        case .create(let name, _), .rename(_, let name, _), .touch(let name, _):
+            if let index = name.withUnsafeBufferPointer({ listing.index(ofEntryNamed: $0) }) { listing.noteShown(index..<index + 1) }
+        case .remove: break
         }
     }
 
     private func replayUrgent(_ step: Step, in folders: ConfinedFolders) {
         switch step {
-        case .entries(let folder, let script):
-            for operation in script.urgent { replay(operation, in: folder, folders: folders) }
-            if script.overBound && script.shifts.isEmpty { touchFolder(folder, in: folders) }
+        case .entries, .catchUp:
+            break   // `replay(_:in:)` takes these
         case .folder(let parent, let parentPath, let name, let entry, let made):
             let place = Place(folder: parentPath.map { Array($0.utf8) }, name: Array(name.utf8))
             if made {

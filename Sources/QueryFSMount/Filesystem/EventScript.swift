@@ -53,15 +53,12 @@ struct EventScript {
     /// rare cycle of renames (two entries of the same title trading ranks).
     static func parkingName(_ serial: Int) -> [UInt8] { Array(".queryfs-event-\(serial)".utf8) }
 
-    /// No entry operations, only the folder's own attribute change.
-    static var folderOnly: EventScript { EventScript() }
-    private init() { overBound = true }
+    private init() {}
 
     /// One name taken away: a name typed through the mount for the entry of
     /// `record` that is not the entry's own (`ViewEditOperations.announceTypedNameGone`).
     static func removing(_ name: [UInt8], record: ItemRecord) -> EventScript {
         var script = EventScript()
-        script.overBound = false
         script.urgent = [.remove(name: name, record: record)]
         return script
     }

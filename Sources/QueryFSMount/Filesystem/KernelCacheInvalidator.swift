@@ -129,7 +129,7 @@ struct KernelCacheInvalidator {
         for name in script.namesGiven {
             if let index = name.withUnsafeBufferPointer({ new.index(ofEntryNamed: $0) }) { new.noteShown(index..<index + 1) }
         }
-        return .entries(folder: folder, script: script)
+        return .entries(folder: folder, old: old, new: new, script: script)
     }
 
     /// Entries whose item left the catalog: their nodes answer ESTALE from

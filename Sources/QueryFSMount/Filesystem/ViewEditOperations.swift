@@ -109,7 +109,7 @@ extension QueryFilesystem {
             return
         }
         guard let replayer = eventReplayer, heldAs != nil else { return forgetNamesAfterReply([(folder.id, typed)]) }
-        replayer.add([.entries(folder: folder, script: .removing(typed, record: record))])
+        replayer.add([.entries(folder: folder, old: nil, new: nil, script: .removing(typed, record: record))])
     }
 
     // MARK: ln -s, rm, mv of entries

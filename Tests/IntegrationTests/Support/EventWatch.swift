@@ -69,4 +69,19 @@ final class EventWatch {
         }
         return names
     }
+
+    /// Names that events in `folder` delete or move away though, applied in
+    /// order to `old`, no earlier event or `old` had them: a watcher's copy
+    /// that went wrong (GIO drops such events, and the entry it did hear of stays).
+    func unannouncedNames(from old: [String], in folder: String) -> [String] {
+        var names = Set(old)
+        var unheard: [String] = []
+        for event in events(in: folder) {
+            if event.kinds.contains("DELETE") || event.kinds.contains("MOVED_FROM") {
+                if names.remove(event.name) == nil { unheard.append(event.name) }
+            }
+            if event.kinds.contains("CREATE") || event.kinds.contains("MOVED_TO") { names.insert(event.name) }
+        }
+        return unheard
+    }
 }
