@@ -178,6 +178,11 @@ package struct Configuration: Equatable, Sendable {
                 if let bad = path.first(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.utf8.count > 255 }) {
                     throw fail("'\(key)' is not a view path ('\(bad)' cannot be a folder name)", at: place, column: 1)
                 }
+                // A NUL ended the folder's name early (shadowing another view), a
+                // newline split `queryfs views`'s lines (found from outside).
+                if key.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                    throw fail("view '\(key)' holds a control character; a folder name cannot", at: place, column: 1)
+                }
                 if Self.reservedNames.contains(path[0]) {
                     throw fail("'\(path[0])' is the mount's own folder; a view cannot take it", at: place, column: 1)
                 }
@@ -238,11 +243,36 @@ package struct Configuration: Equatable, Sendable {
         if previous == "\r" {
             throw ConfigurationError(file: file, line: line, column: column - 1, message: "a carriage return is allowed only before a line feed")
         }
+        if let (line, column) = nulEscapePlace(text) {
+            throw ConfigurationError(file: file, line: line, column: column,
+                                     message: "a NUL character (\\u0000) cannot be part of a setting: it would end the text there")
+        }
         let layout = TOMLLayout(text)
         if let problem = layout.problem {
             throw ConfigurationError(file: file, line: problem.place.line, column: problem.place.column, message: problem.message)
         }
         return layout
+    }
+
+    /// Where an escaped NUL (`\u0000`, `\U00000000`) is: toml++ hands strings
+    /// over as C strings, so the text ended there — a view `"x\u0000y"` became
+    /// `x` and took the place of the view `x` (found from outside). An escape
+    /// is a backslash preceded by an even number of backslashes (in a literal
+    /// string it is no escape; refusing one there too is the rare cost of one scan).
+    static func nulEscapePlace(_ text: String) -> (line: Int, column: Int)? {
+        let bytes = Array(text.utf8)
+        let backslash = UInt8(ascii: "\\")
+        var line = 1, lineStart = 0, run = 0
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "\n") { line += 1; lineStart = index + 1 }
+            defer { run = byte == backslash ? run + 1 : 0 }
+            guard byte == backslash, run % 2 == 0, index + 1 < bytes.count else { continue }
+            let rest = bytes[(index + 1)...]
+            if rest.starts(with: Array("u0000".utf8)) || rest.starts(with: Array("U00000000".utf8)) {
+                return (line, String(decoding: bytes[lineStart..<index], as: UTF8.self).count + 1)
+            }
+        }
+        return nil
     }
 
     private static func strings(_ value: PayloadValue?, named key: String,

@@ -38,6 +38,7 @@ extension FuseOperations {
         // Writes must reach the backing file at once (SPEC §5: nothing lost).
         qfs_unwant(connection, UInt32(FUSE_CAP_WRITEBACK_CACHE))
         connection.pointee.max_write = 1 << 20
+        filesystem.kernelConnected.store(true, ordering: .releasing)
         connection.pointee.max_readahead = 1 << 20
     }
 }

@@ -75,6 +75,9 @@ package struct FuseSession {
             throw MountPreflight.Failure("backing directory \(options.backing): \(String(cString: strerror(errno)))")
         }
         let allowNonEmpty = options.fuseOptions.contains("nonempty")
+        // Placement first: a mount point inside BACKING (or BACKING itself) is
+        // rarely empty, and "use -o nonempty" only led on to this refusal.
+        if let early = resolvedPath(options.mountPoint) { try MountPreflight.checkPlacement(backing: backing, mountPoint: early) }
         try MountPreflight.checkMountPoint(options.mountPoint, allowNonEmpty: allowNonEmpty)
         guard let mountPoint = resolvedPath(options.mountPoint) else {
             throw MountPreflight.Failure("mount point \(options.mountPoint): \(String(cString: strerror(errno)))")
@@ -188,7 +191,7 @@ package struct FuseSession {
         if options.reloadsOnHangup { Self.reloadOnHangup(catalog: catalog, logger: logger) }
         filesystem.attach(session: session)
 
-        filesystem.nameInvalidations.start(session: session)
+        filesystem.nameInvalidations.start(filesystem: filesystem)
         defer { filesystem.nameInvalidations.stop() }
         filesystem.nameSweeps.start()
         defer { filesystem.nameSweeps.stop() }

@@ -32,11 +32,12 @@ final class NameInvalidations: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Starts sending through `session` (once the mount is live).
-    func start(session: OpaquePointer) {
+    /// Starts sending through the filesystem's session; nothing is sent
+    /// before the kernel connected (it has cached nothing then).
+    func start(filesystem: QueryFilesystem) {
         let logger = self.logger
-        nonisolated(unsafe) let session = session
         queue.start { batch in
+            guard let session = filesystem.session else { return }
             let kernel = KernelNotifications(session: session, logger: logger)
             for work in batch {
                 switch work {

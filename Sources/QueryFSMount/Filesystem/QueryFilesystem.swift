@@ -63,7 +63,13 @@ package final class QueryFilesystem: @unchecked Sendable {
     private let sessionStorage = Atomic<OpaquePointer?>(nil)
     private let linkWarmerStorage = AtomicLazyReference<LinkWarmer>()
     private let eventReplayerStorage = AtomicLazyReference<EventReplayer>()
-    var session: OpaquePointer? { sessionStorage.load(ordering: .acquiring) }
+    /// Set when the kernel's INIT arrives (`FuseOperations.negotiate`).
+    let kernelConnected = Atomic<Bool>(false)
+    /// Nil until the kernel connected too: before its INIT the kernel has
+    /// cached nothing, and libfuse answers every notification ENOSYS (a
+    /// saved query's folder, installed at the start, logged a false
+    /// "views may show stale entries", found from outside).
+    var session: OpaquePointer? { kernelConnected.load(ordering: .acquiring) ? sessionStorage.load(ordering: .acquiring) : nil }
     var linkWarmer: LinkWarmer? { linkWarmerStorage.load() }
     var eventReplayer: EventReplayer? { eventReplayerStorage.load() }
     /// The process that aborts the connection if the daemon is killed (set once mounted).

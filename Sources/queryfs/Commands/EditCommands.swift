@@ -9,7 +9,8 @@ struct EditOptions: ParsableArguments {
     @Argument(help: "The backing directory.", completion: .directory) var backing: String
     @Option(name: .customLong("config"), help: "The configuration file (default: BACKING/.queryfs.toml when there is one).")
     var configFile: String?
-    @Option(name: .customLong("lock-timeout"), help: "Seconds to wait for an item's lock before failing.")
+    // `parsing: .unconditional` on numbers: `-1` is the value (refused by `validate()` in words), not "Missing value".
+    @Option(name: .customLong("lock-timeout"), parsing: .unconditional, help: "Seconds to wait for an item's lock before failing.")
     var lockTimeout: Double = 5
 
     func validate() throws {
@@ -176,7 +177,7 @@ struct UndoCommand: ParsableCommand {
             """)
 
     @OptionGroup var options: EditOptions
-    @Option(name: .customLong("last"), help: "Take back the last N edits.") var last: Int?
+    @Option(name: .customLong("last"), parsing: .unconditional, help: "Take back the last N edits.") var last: Int?
     @Option(name: .customLong("since"), help: "Take back every edit since this date or age (2024-05-01, 5m).") var since: String?
 
     func validate() throws {
@@ -189,7 +190,12 @@ struct UndoCommand: ParsableCommand {
             let cutoff = try since.map(JournalTime.parse)
             let turn = try JournalTime.undoTurn(try options.directory())
             defer { withExtendedLifetime(turn) {} }
-            let chosen = EditJournal.undoable(try JournalTime.entries(try options.directory(), forUndo: true), last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
+            let journaled = try JournalTime.entries(try options.directory(), forUndo: true)
+            guard !journaled.isEmpty else {
+                printError("nothing to undo in \(options.backing): no edit is journaled there")
+                return
+            }
+            let chosen = EditJournal.undoable(journaled, last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
             guard !chosen.isEmpty else {
                 // Said, not silent: a second `undo` used to return 0 with no sign it had done nothing.
                 printError("nothing to undo in \(options.backing): every journaled edit \(cutoff == nil ? "is" : "since then is") undone already")
@@ -264,22 +270,9 @@ enum JournalTime {
         }
     }
 
-    /// An item's name as one field of a line: a backslash, tab or newline
-    /// in it written as `\\`, `\t`, `\n`, `\r` (found from outside: a name with a
-    /// newline broke the one-edit-a-line output).
-    static func field(_ name: ItemName) -> String {
-        var text = ""
-        for scalar in name.description.unicodeScalars {
-            switch scalar {
-            case "\\": text += "\\\\"
-            case "\t": text += "\\t"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return text
-    }
+    /// An item's name as one field of a line (`TerminalText`: a backslash,
+    /// tab, newline or other control character escaped).
+    static func field(_ name: ItemName) -> String { TerminalText.escaped(name.description) }
 
     /// A date (ISO 8601) or an age (`5m`, `2h`), as seconds since 1970.
     static func parse(_ text: String) throws -> Double {
@@ -290,12 +283,15 @@ enum JournalTime {
     static func text(_ value: PayloadValue?) -> String {
         guard let value else { return "(none)" }
         switch value {
-        case .string(let text): return "\"\(text)\""
+        case .string(let text): return "\"" + TerminalText.escaped(text, quoting: true) + "\""
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let number): return String(number)
         case .real(let number): return String(number)
         case .array(let elements): return "[" + elements.map { text($0) }.joined(separator: ", ") + "]"
-        default: return "\(value)"
+        case .dictionary(let entries):
+            return "{" + entries.sorted { $0.key < $1.key }
+                .map { "\"" + TerminalText.escaped($0.key, quoting: true) + "\": " + text($0.value) }.joined(separator: ", ") + "}"
+        default: return TerminalText.escaped("\(value)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import QueryFSEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,8 +31,18 @@ extension ParsableCommand {
     }
 }
 
-/// Writes `queryfs: message` as one line on stderr.
+/// Writes `queryfs: message` as one line on stderr: control characters
+/// (a query's newline, a name's ESC) escaped, and a message longer than
+/// `longestMessage` cut in the middle (found from outside: a 100,000-character
+/// query came back whole in its error).
 func printError(_ message: String) {
-    let line = Array("queryfs: \(message)\n".utf8)
+    var text = TerminalText.escaped(message, backslashes: false)
+    if text.count > longestMessage {
+        text = String(text.prefix(longestMessage - 200)) + " … " + String(text.suffix(200))
+    }
+    let line = Array("queryfs: \(text)\n".utf8)
     line.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress!, $0.count) }
 }
+
+/// The longest error line printed whole, in characters.
+let longestMessage = 1_000

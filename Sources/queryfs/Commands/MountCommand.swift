@@ -29,7 +29,8 @@ struct MountCommand: ParsableCommand {
     var options: [String] = []
     @Flag(name: .customLong("absolute-links"), help: "Make view symlinks absolute (MOUNTPOINT/bundles/NAME).")
     var absoluteLinks = false
-    @Option(name: .customLong("lock-timeout"), help: "Seconds a write through bundles/ waits for an item's lock before failing with EBUSY.")
+    // `parsing: .unconditional` on numbers: `-1` is the value (refused by `validate()` in words), not "Missing value".
+    @Option(name: .customLong("lock-timeout"), parsing: .unconditional, help: "Seconds a write through bundles/ waits for an item's lock before failing with EBUSY.")
     var lockTimeout: Double = 5
     @Flag(name: .customLong("no-coordination"), help: "Do not take item locks for writes through bundles/ (for benchmarks).")
     var noCoordination = false
@@ -39,9 +40,9 @@ struct MountCommand: ParsableCommand {
     var configFile: String?
     @Option(name: .customLong("payload-key"), help: "A payload key path (webLocation.relative) that query/ folders may filter or sort on; repeatable.")
     var payloadKeys: [String] = []
-    @Option(name: .customLong("age-recount"), help: "Views with relative ages (modified>7d) are evaluated again every hundredth of the age, at least this many seconds apart.")
+    @Option(name: .customLong("age-recount"), parsing: .unconditional, help: "Views with relative ages (modified>7d) are evaluated again every hundredth of the age, at least this many seconds apart.")
     var ageRecount: Double = 60
-    @Option(name: .customLong("query-folders"), help: "How many ad-hoc query/ folders stay live; the least recently used beyond it are dropped (made again when looked up).")
+    @Option(name: .customLong("query-folders"), parsing: .unconditional, help: "How many ad-hoc query/ folders stay live; the least recently used beyond it are dropped (made again when looked up).")
     var queryFolderLimit = 256
     @Flag(name: .customLong("no-events"), help: "Raise no inotify events for changes made in BACKING (file managers then need a refresh to see them).")
     var noEvents = false
@@ -49,11 +50,11 @@ struct MountCommand: ParsableCommand {
         "How changes inside bundles are heard: auto (fanotify where the mount may, else inotify), fanotify (or fail), inotify.",
         valueName: "auto|fanotify|inotify"))
     var notification: ChangeNotification = .automatic
-    @Option(name: .customLong("poll"), help: ArgumentHelp(
+    @Option(name: .customLong("poll"), parsing: .unconditional, help: ArgumentHelp(
         "Poll every item every SECONDS besides notifications (default: 5 on network filesystems — NFS, SMB, sshfs, any FUSE — where notifications hear only this machine; 0: never).",
         valueName: "seconds"))
     var pollSeconds: Double?
-    @Option(name: .customLong("poll-share"), help: ArgumentHelp(
+    @Option(name: .customLong("poll-share"), parsing: .unconditional, help: ArgumentHelp(
         "The share of its time the poller may be busy, in percent (default 10): more finds changes made elsewhere sooner, at that cost in CPU and server load.",
         valueName: "percent"))
     var pollShare: Double = 10

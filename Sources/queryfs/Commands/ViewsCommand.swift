@@ -66,7 +66,8 @@ struct StatusCommand: ParsableCommand {
                 output.line("index: none used")
             }
             for (item, problem) in catalog.problems {
-                output.write(Array("  ".utf8) + item.bytes + Array(": \(problem)\n".utf8))
+                // Escaped: a name or a payload's text must not forge a line or reach the terminal as a sequence.
+                output.write(Array("  ".utf8) + TerminalText.escaped(item.bytes) + Array(": \(TerminalText.escaped(problem))\n".utf8))
             }
             output.finish()
         }
