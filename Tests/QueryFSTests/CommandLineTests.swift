@@ -405,6 +405,24 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(String(decoding: nothing.stderr, as: UTF8.self).contains("nothing to undo in \(backing)"))
     }
 
+    /// A nested key that feeds the URL (`webLocation.relative`) is journaled
+    /// as its top-level key, and undone field by field once the payload
+    /// changed otherwise (found from outside: journaled with no change, and
+    /// its undo did nothing but say "already as before").
+    func testANestedURLKeyIsJournaledAndUndoneAfterOtherChanges() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["t"])
+        XCTAssertEqual(try run(["set", backing, "a.b", "payload.webLocation.relative=https://changed.example"]).status, 0)
+        XCTAssertEqual(try scanItem("a.b").url, "https://changed.example")
+        let history = try run(["history", backing]).output
+        XCTAssertTrue(history.contains("\ta.b\tpayload.webLocation\t{\"relative\": \"https://example.com/a.b\"} -> {\"relative\": \"https://changed.example\"}"), history)
+        // Another change to the payload: the byte-for-byte undo no longer applies.
+        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "other"]).status, 0)
+        let undo = try run(["undo", backing, "--last", "2"])
+        XCTAssertEqual(undo.status, 0, String(decoding: undo.stderr, as: UTF8.self))
+        XCTAssertEqual(try scanItem("a.b").url, "https://example.com/a.b")
+        XCTAssertEqual(try scanItem("a.b").tags, ["t"])
+    }
+
     /// An edit journaled but never written (a crash between the record and
     /// the file, or put back by hand): `undo` says so, marks it undone, and
     /// the next `undo` reaches the edit before it (found from outside: it

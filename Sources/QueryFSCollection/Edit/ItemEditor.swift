@@ -248,13 +248,16 @@ package struct ItemEditor: Sendable {
     // MARK: Fields
 
     /// The fields an edit between two states may have changed: the item's
-    /// own, then any other top-level payload key (those that feed a field
-    /// are journaled as that field).
+    /// own, then any other top-level payload key (those that feed the
+    /// title, archived flag or tags are journaled as that field; the URL's
+    /// are journaled as keys — found from outside: `set
+    /// payload.webLocation.relative=…` was journaled with no change at all,
+    /// and its undo did nothing once the payload had changed otherwise).
     private static func fields(_ original: ItemState, _ changed: ItemState, sources: FieldSources) -> [String] {
         var keys = Set<String>()
         if case .dictionary(let old)? = original.payload?.value { keys.formUnion(old.keys) }
         if case .dictionary(let new)? = changed.payload?.value { keys.formUnion(new.keys) }
-        let fieldKeys = Set((sources.title + sources.archived + sources.tags + sources.url).compactMap { $0.split(separator: ".").first.map(String.init) })
+        let fieldKeys = Set((sources.title + sources.archived + sources.tags).compactMap { $0.split(separator: ".").first.map(String.init) })
         return ["title", "archived", "tags"] + keys.subtracting(fieldKeys).sorted().map { "payload." + $0 }
     }
 
