@@ -101,6 +101,47 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("nested.md"))?.text, "---\ntags: [a/b, a/c]\n---\n")
     }
 
+    /// Copying an entry into a tag folder where its item already shows
+    /// (`cp -P`, GIO's copy, Nautilus's "Replace") changes nothing: the
+    /// name is taken (a stale rank still names the entry), so the program
+    /// unlinks it and links again, and the link takes the `rm` back. Found
+    /// from outside: the note's nested tag `rock/metal` was lost.
+    func testReplacingAnEntryByItselfChangesNothing() throws {
+        let jazz = "---\ntitle: Jazz\ntags: [rock/metal, recipes]\n---\nbody\n"
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("jazz.md".utf8), contents: Array(jazz.utf8), mtime: 1_000)
+            corpus.file(Array("aaa.md".utf8), contents: Array("---\ntitle: Other\ntags: [rock]\n---\n".utf8), mtime: 2_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("tag/rock"), ["0001 Other.md", "0002 Jazz.md", "metal"])
+        let copy = Program.run(["cp", "-P", fixture.mounted("by-name/0001 Jazz.md"), fixture.mounted("tag/rock/")])
+        XCTAssertEqual(copy.status, 0, copy.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, jazz)
+        XCTAssertTrue(eventually { ViewComparison.differences(backing: self.fixture.backing, mountPoint: self.fixture.mountPoint) == [] })
+        // A link long after an rm joins as any link does.
+        XCTAssertEqual(unlink(fixture.mounted("tag/rock/0002 Jazz.md")), 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [recipes]\n---\nbody\n")
+    }
+
+    /// A name given by a rename leads to the entry until the entry is
+    /// renamed again, and `rm` of it works while it does (found from
+    /// outside: `Alpha.md` still opened after a second rename to `Gamma.md`,
+    /// and `rm Alpha.md` said ENOENT).
+    func testANameGivenByARenameIsForgottenAtTheNextRename() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("a.md".utf8), contents: Array("---\ntitle: Old\ntags: [book]\n---\n".utf8), mtime: 1_000)
+            corpus.file(Array("b.md".utf8), contents: Array("---\ntitle: Keep\ntags: [book]\n---\n".utf8), mtime: 2_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(rename(fixture.mounted("tag/book/0002 Old.md"), fixture.mounted("tag/book/Alpha.md")), 0)
+        XCTAssertEqual(rename(fixture.mounted("tag/book/0001 Alpha.md"), fixture.mounted("tag/book/Gamma.md")), 0)
+        var status = stat()
+        XCTAssertTrue(eventually { lstat(self.fixture.mounted("tag/book/Alpha.md"), &status) != 0 }, "the first given name still leads to the entry")
+        XCTAssertEqual(lstat(fixture.mounted("tag/book/Gamma.md"), &status), 0)
+        XCTAssertEqual(unlink(fixture.mounted("tag/book/Gamma.md")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("a.md"))?.text, "---\ntitle: Gamma\ntags: []\n---\n")
+    }
+
     /// A tag rename one item cannot take is no rename at all: the items
     /// renamed before it are renamed back, the folder keeps its name, and
     /// mv fails (found from outside: some items renamed, a ghost folder).

@@ -52,6 +52,7 @@ package final class QueryFilesystem: @unchecked Sendable {
     let madeTagFolders = Mutex<Set<String>>([])
     /// Names programs gave entries by renaming them, which the entries do not carry.
     let retitledNames = RetitledNames()
+    let recentRemovals = RecentRemovals()
     /// The thread that tells the kernel which names to forget.
     let nameInvalidations: NameInvalidations
     let nameSweeps: NameSweeps

@@ -20,9 +20,12 @@ final class RetitledNames: Sendable {
     private static let kept = 16
     private let given = Mutex<[Given]>([])
 
+    /// The latest name given an item in a folder replaces the one before:
+    /// renamed twice, `Alpha.md` then `Gamma.md`, the item answered to both,
+    /// and `rm Alpha.md` said ENOENT (found from outside).
     func note(_ name: [UInt8], for item: ItemName, in folder: UInt64) {
         given.withLock { given in
-            given.removeAll { $0.folder == folder && $0.name == name }
+            given.removeAll { $0.folder == folder && ($0.name == name || $0.item == item) }
             if given.count >= Self.kept { given.removeFirst() }
             given.append(Given(folder: folder, name: name, item: item))
         }

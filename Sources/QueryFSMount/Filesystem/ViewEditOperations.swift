@@ -33,11 +33,15 @@ extension QueryFilesystem {
         return nil
     }
 
-    /// The record of the entry `name` in `folder`'s current listing.
+    /// The record of the entry `name` in `folder`'s current listing: the
+    /// entry a lookup of it finds, a name just given by a rename
+    /// (`RetitledNames`) included, so that `rm` and `mv` of a name `ls -l`
+    /// shows never say ENOENT.
     func entryRecord(named name: UnsafePointer<CChar>, in folder: ViewFolder) -> ItemRecord? {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))
         let listing = folder.listing
-        return listing.index(ofEntryMeaning: bytes).map { listing.records[$0] }
+        if let index = listing.index(ofEntryMeaning: bytes) { return listing.records[index] }
+        return retitledNames.item(named: bytes, in: folder.id).flatMap(listing.index(ofItem:)).map { listing.records[$0] }
     }
 
     /// The tag to add for `tag/<folder>/`: one that an item already carries
@@ -51,23 +55,45 @@ extension QueryFilesystem {
     /// Makes the edits, checks beforehand that they do what `expected` says
     /// of the item, and waits until every view shows them; 0 or the errno.
     func edit(_ item: ItemName, _ edits: [FieldEdit], what: String, expected: (Item) -> Bool) -> Int32 {
+        journaledEdit(item, edits, what: what, expected: expected).code
+    }
+
+    /// `edit`, with the journal's entry for it (nil when nothing was journaled).
+    func journaledEdit(_ item: ItemName, _ edits: [FieldEdit], what: String, expected: (Item) -> Bool) -> (code: Int32, entry: EditJournal.Entry?) {
         guard let current = catalog.withIndex({ $0.records[item]?.item }) else {
             catalog.logger.notice("\(what): no item \(item)")
-            return ENOENT
+            return (ENOENT, nil)
         }
         guard expected(edits.reduce(current) { $1.applied(to: $0) }) else {
             catalog.logger.notice("\(what): \(edits.map(\.description).joined(separator: ", ")) would not do it (the view's terms contradict each other)")
-            return EPERM
+            return (EPERM, nil)
         }
+        let entry: EditJournal.Entry?
         do {
-            try editor.apply(edits, to: item)
+            entry = try editor.apply(edits, to: item)
         } catch {
             catalog.logger.error("\(what): \(error)")
-            return error.errno
+            return (error.errno, nil)
         }
         letGoOfFiles(in: [item])
         catalog.applyNow([item])
-        return 0
+        return (0, entry)
+    }
+
+    /// Takes back the item's `rm` from `folder` of the last few seconds
+    /// (`RecentRemovals`); false when there is none or it cannot be (the
+    /// item changed since: the link then joins as any link does).
+    private func takeBackRecentRemoval(of item: ItemName, in folder: ViewFolder, what: String) -> Bool {
+        guard let removal = recentRemovals.take(item: item, in: folder.id) else { return false }
+        do {
+            try editor.undo(removal)
+        } catch {
+            catalog.logger.notice("\(what): the rm before it is not taken back (\(error.message)); the link joins instead")
+            return false
+        }
+        letGoOfFiles(in: [item])
+        catalog.applyNow([item])
+        return true
     }
 
     /// The items' files under bundles/ were rewritten (replaced by rename):
@@ -128,8 +154,10 @@ extension QueryFilesystem {
         case .refused(let why):
             return refuse(request, EPERM, "\(shown): \(folder.path.joined(separator: "/")) cannot be joined by an edit: \(why)")
         case .edits(let edits):
-            let code = edit(item, edits, what: shown, expected: view.filter.matches)
-            guard code == 0 else { return fail(request, code) }
+            if !takeBackRecentRemoval(of: item, in: folder, what: shown) {
+                let code = edit(item, edits, what: shown, expected: view.filter.matches)
+                guard code == 0 else { return fail(request, code) }
+            }
         }
         // The entry, under the name given; not kept (its real name is computed), so the kernel asks again.
         guard let record = catalog.withIndex({ $0.records[item] }) else { return fail(request, ENOENT) }
@@ -163,7 +191,8 @@ extension QueryFilesystem {
             let why = if case .refused(let why) = ViewMembership.leave(view.filter) { why } else { "" }
             return refuse(request, EPERM, "\(shown): \(folder.path.joined(separator: "/")) cannot be left by an edit: \(why)")
         }
-        let code = edit(record.name, edits, what: "\(shown) in \(folder.path.joined(separator: "/"))", expected: { !view.filter.matches($0) })
+        let (code, entry) = journaledEdit(record.name, edits, what: "\(shown) in \(folder.path.joined(separator: "/"))", expected: { !view.filter.matches($0) })
+        if code == 0, let entry { recentRemovals.note(entry, item: record.name, in: folder.id) }
         fail(request, code)
         if code == 0 { forgetNamesAfterReply() }
     }
