@@ -45,6 +45,8 @@ package final class QueryFilesystem: @unchecked Sendable {
     var queryFolderLimit: Int { settings.queryFolderLimit }
     /// Whether a drop of ad-hoc query folders beyond the limit is queued.
     let queryFolderDropPending = Atomic<Bool>(false)
+    /// A drop left folders over the limit that were listed too lately: asked again once they are not.
+    let queryFolderRecheckPending = Atomic<Bool>(false)
     var lockTimeout: Double { settings.lockTimeout }
     var mountPoint: String { settings.mountPoint }
     /// Tag folders made by `mkdir tag/<name>`: they stay, empty, until

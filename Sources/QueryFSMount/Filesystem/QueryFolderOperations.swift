@@ -167,7 +167,23 @@ extension QueryFilesystem {
         let now = monotonicSeconds()
         let victims = candidates.filter { now - $0.1.lastListed > ViewFolder.busySeconds }.sorted { $0.1.lastUsed < $1.1.lastUsed }.prefix(excess)
         for (name, _) in victims { removeQueryFolder(name) }
+        if victims.count < excess { recheckQueryFoldersLater() }
         return victims.map(\.0)
+    }
+
+    /// Folders listed in the last `busySeconds` are never dropped; past the
+    /// limit because of them, the drop is asked again once they are not
+    /// (found from outside: 400 `ls` of new query folders in a row left
+    /// about 380 live, since no lookup came after them to ask again).
+    private func recheckQueryFoldersLater() {
+        guard !queryFolderRecheckPending.exchange(true, ordering: .relaxed) else { return }
+        let started = startThread(named: "queryfs-query-drop") { [self] in
+            usleep(useconds_t(ViewFolder.busySeconds * 1_000_000) + 100_000)
+            queryFolderRecheckPending.store(false, ordering: .relaxed)
+            dropUnusedQueryFoldersIfNeeded()
+        }
+        // No thread: the next lookup asks again, as before.
+        if !started { queryFolderRecheckPending.store(false, ordering: .relaxed) }
     }
 
     static func queryError(_ text: String) -> QueryError? {
