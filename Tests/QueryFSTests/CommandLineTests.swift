@@ -405,6 +405,22 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(String(decoding: nothing.stderr, as: UTF8.self).contains("nothing to undo in \(backing)"))
     }
 
+    /// An item whose name is not UTF-8 is named on the command line by its
+    /// bytes (found from outside: the name reached the command as U+FFFD,
+    /// and no file has that name). The shell makes the name: Process takes Strings.
+    func testAnItemWhoseNameIsNotUTF8CanBeTagged() throws {
+        let name: [UInt8] = Array("B".utf8) + [0xFF] + Array(".txt".utf8)
+        XCTAssertGreaterThanOrEqual((Array((backing + "/").utf8) + name).withCString { creat($0, 0o644) }, 0)
+        let script = "\"$0\" tag \"$1\" \"$1/$(printf 'B\\377.txt')\" --add t && \"$0\" tag \"$1\" \"$(printf 'B\\377.txt')\" --add u"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script, CommandLineTests.binary, backing]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        for tag in ["t", "u"] { XCTAssertEqual(try run(["ls", backing, "tag/" + tag]).output.split(separator: "\n").count, 1, tag) }
+    }
+
     /// A nested key that feeds the URL (`webLocation.relative`) is journaled
     /// as its top-level key, and undone field by field once the payload
     /// changed otherwise (found from outside: journaled with no change, and

@@ -26,6 +26,63 @@ package enum ItemReference {
         throw EditError(EINVAL, "'\(text)' is not an item of \(backing) (give its name, a path into \(backing), or into a mount of it)")
     }
 
+    /// `resolve` for any bytes: a name or path that is not UTF-8 (a
+    /// `String` would hold U+FFFD in place of its bytes, and no file has
+    /// that name: found from outside, `queryfs tag B B/$'x\\xff.txt'` said
+    /// the path did not exist). Such a name is resolved as an item of
+    /// BACKING or a path into it; a path into a mount is named in UTF-8.
+    package static func resolve(bytes: [UInt8], backing: String, recursive: Bool = false,
+                                payloadNames: [String] = FieldSources.defaultPayloadNames) throws(EditError) -> ItemName {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            return try resolve(text, backing: backing, recursive: recursive, payloadNames: payloadNames)
+        }
+        let shown = String(decoding: bytes, as: UTF8.self)
+        guard let root = resolvedPath(backing) else { throw EditError(ENOENT, "backing directory \(backing) does not exist") }
+        let rootBytes = Array(root.utf8)
+        let slash = UInt8(ascii: "/")
+        var inside: [[UInt8]]?
+        if bytes.first != slash, exists(rootBytes + [slash] + bytes) {
+            inside = bytes.split(separator: slash).map(Array.init)
+        } else if let path = realPath(of: bytes) {
+            let prefix = root == "/" ? [slash] : rootBytes + [slash]
+            if path.starts(with: prefix) { inside = path.dropFirst(prefix.count).split(separator: slash).map(Array.init) }
+        } else {
+            throw EditError(ENOENT, "'\(shown)' is neither an item of \(backing) nor a path that exists")
+        }
+        guard let inside, let name = item(at: inside, in: rootBytes, recursive: recursive, payloadNames: payloadNames) else {
+            throw EditError(EINVAL, "'\(shown)' is not an item of \(backing) (give its name or a path into \(backing))")
+        }
+        return name
+    }
+
+    /// `item(at:in:recursive:payloadNames:)` for components of any bytes.
+    private static func item(at components: [[UInt8]], in root: [UInt8], recursive: Bool, payloadNames: [String]) -> ItemName? {
+        var prefix: [UInt8] = []
+        for component in components {
+            guard component.first != UInt8(ascii: ".") else { return nil }
+            prefix += (prefix.isEmpty ? [] : [UInt8(ascii: "/")]) + component
+            guard recursive, isFolderOfItems(root + [UInt8(ascii: "/")] + prefix, payloadNames: payloadNames) else { return ItemName(prefix) }
+        }
+        return nil
+    }
+
+    private static func isFolderOfItems(_ path: [UInt8], payloadNames: [String]) -> Bool {
+        var status = stat()
+        guard path.withCString({ lstat($0, &status) }) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
+        return !payloadNames.contains { exists(path + [UInt8(ascii: "/")] + Array($0.utf8)) }
+    }
+
+    private static func exists(_ path: [UInt8]) -> Bool {
+        var status = stat()
+        return path.withCString { lstat($0, &status) } == 0
+    }
+
+    private static func realPath(of bytes: [UInt8]) -> [UInt8]? {
+        guard let resolved = bytes.withCString({ realpath($0, nil) }) else { return nil }
+        defer { free(resolved) }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved)))
+    }
+
     /// The item a path inside BACKING lies in: its first component; in a
     /// recursive collection, the first that is not a folder of items (a
     /// folder without a payload file, as `BackingDirectory.listing` walks).

@@ -38,7 +38,7 @@ struct EditOptions: ParsableArguments {
         var failed = false
         for text in items {
             do throws(EditError) {
-                let item = try ItemReference.resolve(text, backing: backing, recursive: editor.sources.recursive,
+                let item = try ItemReference.resolve(bytes: RawArguments.bytes(of: text), backing: backing, recursive: editor.sources.recursive,
                                                      payloadNames: editor.sources.payloadNames)
                 try editor.apply(edits, to: item)
             } catch {
