@@ -57,3 +57,4 @@ man:
 	swift package plugin generate-manual --multi-page
 	cp .build/plugins/GenerateManual/outputs/queryfs/*.1 man/
 	rm -f man/queryfs.help.1 man/queryfs.connection-guard.1  # hidden commands: not for users
+	sed -i '/queryfs.connection-guard 1\|queryfs.help 1/d' man/queryfs.1  # nor named in SEE ALSO

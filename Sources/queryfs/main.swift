@@ -11,7 +11,9 @@ struct QueryFSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queryfs",
         abstract: "Sorted, filtered, live views of a directory of document bundles.",
-        discussion: "As a mount(8) helper (fstab type fuse.queryfs): queryfs BACKING MOUNTPOINT -o OPTIONS.",
+        discussion: """
+            `queryfs mount BACKING MOUNTPOINT` shows BACKING's items as live folders of symlinks (by-name, tag/…, query/…);             `ls`, `views`, `status` and `watch` answer the same views without a mount; `tag`, `archive`, `unarchive` and `set`             edit items, `history` and `undo` list and take back edits. Every command exits 0 on success and 2 on an error,             said in one line on stderr. The configuration file is described in queryfs(5).             As a mount(8) helper (fstab type fuse.queryfs): queryfs BACKING MOUNTPOINT -o OPTIONS.
+            """,
         version: QueryFSVersion.string,
         subcommands: [
             MountCommand.self, UnmountCommand.self, ListCommand.self, ViewsCommand.self, StatusCommand.self,
