@@ -123,6 +123,19 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [recipes]\n---\nbody\n")
     }
 
+    /// A move between tag folders keeps a one-item block list a block list:
+    /// the new tag is added before the old one goes (found from outside:
+    /// `tags:\n  - alpha` became `tags: [beta]`).
+    func testAMoveKeepsAOneItemBlockList() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("one.md".utf8), contents: Array("---\ntitle: One\ntags:\n  - alpha\n---\nbody\n".utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(mkdir(fixture.mounted("tag/beta"), 0o755), 0)
+        XCTAssertEqual(rename(fixture.mounted("tag/alpha/0001 One.md"), fixture.mounted("tag/beta/0001 One.md")), 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("one.md"))?.text, "---\ntitle: One\ntags:\n  - beta\n---\nbody\n")
+    }
+
     /// A name given by a rename leads to the entry until the entry is
     /// renamed again, and `rm` of it works while it does (found from
     /// outside: `Alpha.md` still opened after a second rename to `Gamma.md`,

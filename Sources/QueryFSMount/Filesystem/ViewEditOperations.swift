@@ -244,13 +244,32 @@ extension QueryFilesystem {
         case .refused(let why): return refuse(request, EPERM, "\(shown): \(target.path.joined(separator: "/")) cannot be joined by an edit: \(why)")
         }
         guard !edits.isEmpty else { return refuse(request, EPERM, "\(shown): nothing to change (the item is in both views already)") }
-        let code = edit(item, edits, what: shown, expected: targetView.filter.matches)
+        let code = edit(item, Self.joiningFirst(edits), what: shown, expected: targetView.filter.matches)
         fail(request, code)
         // The kernel moved its name for the old entry; the entry's real name is computed.
         if code == 0 {
             if let moved { announceTypedNameGone(Self.bytes(newName), for: moved.record, in: target, heldAs: moved.node) }
             else { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
         }
+    }
+
+    /// A move's edits with the tags it adds before those it removes, where
+    /// no removal would take the new tag too (`mv tag/a/X tag/a/b/` must
+    /// leave `a` first): a note's one-item block list emptied first came
+    /// back as a flow list, `tags: [beta]` (found from outside).
+    static func joiningFirst(_ edits: [FieldEdit]) -> [FieldEdit] {
+        let added = edits.compactMap { if case .addTag(let tag) = $0 { tag } else { nil } }
+        let removed = edits.compactMap { edit -> String? in
+            switch edit {
+            case .removeTag(let tag), .removeTagFolder(let tag): tag
+            default: nil
+            }
+        }
+        guard !added.isEmpty, !removed.isEmpty, !added.contains(where: { tag in
+            removed.contains { tag == $0 || tag.hasPrefix($0 + "/") || EntryNaming.tagFolderName(tag) == $0 }
+        }) else { return edits }
+        let isAddition = { (edit: FieldEdit) in if case .addTag = edit { true } else { false } }
+        return edits.filter(isAddition) + edits.filter { !isAddition($0) }
     }
 
     /// A rename within a view folder (`mv`, a file manager's F2) sets the
