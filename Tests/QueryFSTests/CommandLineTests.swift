@@ -648,6 +648,8 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(set.status, 0, "\(set.errorLines)")
         XCTAssertEqual(FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) },
                        "---\ntitle: N\nstatus: done  # kept\n---\nBody\n")
+        // Journaled as the key it changed (found from outside: "no change").
+        XCTAssertTrue(try run(["history", backing]).output.contains("\tn.md\tpayload.status\t\"draft\" -> \"done\""))
         XCTAssertEqual(try run(["undo", backing]).status, 0)
         XCTAssertEqual(FileManager.default.contents(atPath: path("n.md")).map { String(decoding: $0, as: UTF8.self) },
                        "---\ntitle: N\nstatus: draft  # kept\n---\nBody\n")

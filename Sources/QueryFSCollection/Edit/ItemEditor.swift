@@ -255,8 +255,8 @@ package struct ItemEditor: Sendable {
     /// and its undo did nothing once the payload had changed otherwise).
     private static func fields(_ original: ItemState, _ changed: ItemState, sources: FieldSources) -> [String] {
         var keys = Set<String>()
-        if case .dictionary(let old)? = original.payload?.value { keys.formUnion(old.keys) }
-        if case .dictionary(let new)? = changed.payload?.value { keys.formUnion(new.keys) }
+        if case .dictionary(let old)? = original.keyedValues { keys.formUnion(old.keys) }
+        if case .dictionary(let new)? = changed.keyedValues { keys.formUnion(new.keys) }
         let fieldKeys = Set((sources.title + sources.archived + sources.tags).compactMap { $0.split(separator: ".").first.map(String.init) })
         return ["title", "archived", "tags"] + keys.subtracting(fieldKeys).sorted().map { "payload." + $0 }
     }
@@ -270,7 +270,7 @@ package struct ItemEditor: Sendable {
         case "tags": return .array(item.tags.map(PayloadValue.string))
         default:
             guard field.hasPrefix("payload.") else { return nil }
-            return state.payload?.value.value(at: String(field.dropFirst("payload.".count)).split(separator: ".").map(String.init))
+            return state.keyedValues?.value(at: String(field.dropFirst("payload.".count)).split(separator: ".").map(String.init))
         }
     }
 
@@ -311,6 +311,15 @@ struct ItemState {
     /// from `noteFile`: its fields count for what the item is, and edits of
     /// tags, title and archived are written into it (`FrontMatterEditor`).
     var note: FrontMatter.Parsed?
+
+    /// What `payload.KEY` names: the payload's values, or a note's front
+    /// matter (found from outside: `set NOTE payload.status=draft` was
+    /// journaled as no change, the front matter being no payload).
+    var keyedValues: PayloadValue? {
+        if let payload { return payload.value }
+        guard let note, !note.payload.isEmpty else { return nil }
+        return .dictionary(note.payload)
+    }
     /// The note's bytes in this state (nil: not a note).
     var noteFile: [UInt8]?
     /// Largest note an edit rewrites (its front matter is in the first 64 KiB; the rest is kept as it is).
