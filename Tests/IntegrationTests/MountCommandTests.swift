@@ -148,6 +148,25 @@ final class MountCommandTests: XCTestCase {
         XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, 2)
     }
 
+    /// Mounts started at once on one mount point: one mounts, the others
+    /// say why in one line (found from outside: three at once stacked two
+    /// mounts, each with its daemon).
+    func testMountsStartedAtOnceMountOnce() throws {
+        let pids = (0..<3).map { number in
+            Program.spawn([QueryfsBinary.path, "mount", fixture.backing, fixture.mountPoint],
+                                stdout: fixture.root + "/out\(number)", stderr: fixture.root + "/err\(number)")
+        }
+        let statuses = pids.map { Program.wait($0) }
+        defer { while MountTable.mountPoints().contains(fixture.mountPoint) { _ = QueryfsBinary.run(["unmount", fixture.mountPoint]) } }
+        XCTAssertEqual(statuses.filter { $0 == 0 }.count, 1, "\(statuses)")
+        XCTAssertEqual(MountTable.mountPoints().filter { $0 == fixture.mountPoint }.count, 1)
+        for number in 0..<3 where statuses[number] != 0 {
+            let text = (try? String(contentsOfFile: fixture.root + "/err\(number)", encoding: .utf8)) ?? ""
+            XCTAssertEqual(text.split(separator: "\n").count, 1, text)
+            XCTAssertTrue(text.contains("already a mount point") || text.contains("being mounted by another queryfs"), text)
+        }
+    }
+
     /// A daemon killed with SIGKILL leaves "Transport endpoint is not
     /// connected": mount says so and how to clear it; unmount clears it.
     func testStaleMountFromAKilledDaemon() throws {

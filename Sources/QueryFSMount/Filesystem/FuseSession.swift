@@ -84,6 +84,8 @@ package struct FuseSession {
         }
         try MountPreflight.checkBacking(backing)
         try MountPreflight.checkPlacement(backing: backing, mountPoint: mountPoint)
+        let mountPointClaim = try MountPreflight.claimMountPoint(mountPoint)
+        defer { close(mountPointClaim) }
         try MountPreflight.checkFuseDevice()
         // Before anything opens: the passthrough table sizes its descriptor cache from it.
         let descriptors = DescriptorLimit.raiseSoftLimit()
