@@ -1,4 +1,6 @@
 import XCTest
+import Foundation
+import Logging
 @testable import QueryFSEngine
 @testable import QueryFSCollection
 @testable import QueryFSMount
@@ -113,5 +115,21 @@ final class ConfigurationTests: XCTestCase {
         let awkward = "title:\"quo\\\"ted back\\\\slash \u{01}bell\u{7F} é\""
         let text = SavedQueriesText.replacing(in: "", with: [awkward])
         XCTAssertEqual(try? configuration(text).savedQueries, [awkward])
+    }
+
+    /// Two reloaders of one BACKING (two mounts) saving queries at once keep
+    /// every query: the rewrite is locked across them (found from outside:
+    /// 40 saved at once through two mounts kept 26).
+    func testQueriesSavedAtOnceByTwoMountsAreAllKept() throws {
+        let backing = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: backing) }
+        let logger = Logger(label: "test")
+        let reloaders = (0..<2).map { _ in ConfigurationReloader(backing: backing, file: nil, loaded: Configuration(), logger: logger) }
+        DispatchQueue.concurrentPerform(iterations: 40) { number in
+            do { try reloaders[number % 2].save("tag:q\(number)") } catch { XCTFail("\(error)") }
+        }
+        let text = try String(contentsOfFile: backing + "/.queryfs.toml", encoding: .utf8)
+        let saved = try Configuration(parsing: text, file: "t", now: .now).savedQueries
+        XCTAssertEqual(Set(saved), Set((0..<40).map { "tag:q\($0)" }))
     }
 }

@@ -102,9 +102,14 @@ package final class ConfigurationReloader: @unchecked Sendable {
     }
 
     private func editSavedQueries(_ change: (inout [String]) -> Void) throws(EditFailure) {
-        // One edit at a time: two mkdirs must not both rewrite the old text.
+        // One edit at a time: two mkdirs must not both rewrite the old text;
+        // in this process by the lock, across processes (two mounts of one
+        // BACKING, found from outside: queries saved at once were lost) by a
+        // lock on the file's folder — the file itself is replaced by rename.
         let result: Result<Void, EditFailure> = lock.withLock {
             do throws(EditFailure) {
+                let folderLock = try Self.lockFolder(of: path)
+                defer { close(folderLock) }
                 try editSavedQueriesLocked(change)
                 return .success(())
             } catch {
@@ -112,6 +117,25 @@ package final class ConfigurationReloader: @unchecked Sendable {
             }
         }
         try result.get()
+    }
+
+    /// An exclusive flock on the folder the file `path` (resolved) is in,
+    /// waited for up to 5 s; the descriptor to close, which lets go.
+    private static func lockFolder(of path: String) throws(EditFailure) -> Int32 {
+        let real = resolvedPath(path) ?? path
+        let slash = real.lastIndex(of: "/")
+        let folder = slash.map { $0 == real.startIndex ? "/" : String(real[..<$0]) } ?? "."
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .system(SystemError.current("open", path: folder)) }
+        for _ in 0..<500 {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return fd }
+            // A folder whose filesystem has no locks is edited unlocked, as before.
+            guard errno == EWOULDBLOCK || errno == EINTR else { return fd }
+            usleep(10_000)
+        }
+        close(fd)
+        throw .system(SystemError(errno: EBUSY, operation: "lock", path: folder,
+                                  detail: "another program has held a lock on the folder for 5 s; try again"))
     }
 
     private func editSavedQueriesLocked(_ change: (inout [String]) -> Void) throws(EditFailure) {
