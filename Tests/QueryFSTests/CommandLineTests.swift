@@ -421,6 +421,24 @@ final class EditCommandTests: FixtureTestCase {
         for tag in ["t", "u"] { XCTAssertEqual(try run(["ls", backing, "tag/" + tag]).output.split(separator: "\n").count, 1, tag) }
     }
 
+    /// Undo is a stack: past an edit it cannot take back, the older ones
+    /// stay as they are, and it says so (found from outside: on a full disk
+    /// each later undo was made unjournaled, and the next `undo` found the
+    /// files matching no edit).
+    func testUndoStopsAtTheFirstEditItCannotTakeBack() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["t"])
+        hipstapaper("b.b", title: "Beta")
+        XCTAssertEqual(try run(["tag", backing, "b.b", "--add", "older"]).status, 0)
+        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "newer"]).status, 0)
+        // Another program changes the tags the newer edit set: it cannot be taken back.
+        hipstapaper("a.b", title: "Alpha", tags: ["someone else's"])
+        let undo = try run(["undo", backing, "--last", "2"])
+        XCTAssertEqual(undo.status, 2)
+        let errors = String(decoding: undo.stderr, as: UTF8.self)
+        XCTAssertTrue(errors.contains("1 older edit is left as it is"), errors)
+        XCTAssertEqual(try scanItem("b.b").tags, ["older"], "the older edit stays")
+    }
+
     /// A nested key that feeds the URL (`webLocation.relative`) is journaled
     /// as its top-level key, and undone field by field once the payload
     /// changed otherwise (found from outside: journaled with no change, and

@@ -214,7 +214,13 @@ struct UndoCommand: ParsableCommand {
                 } catch {
                     output.flush()
                     printError(error.message)
+                    // Undo is a stack: past a failure the older edits stay (found from
+                    // outside: on a full disk each undo after the first was made but
+                    // not journaled, and the next `undo` found the files matching none).
+                    let left = chosen.count - 1 - (chosen.firstIndex { $0.id == entry.id } ?? 0)
+                    if left > 0 { printError("\(left) older edit\(left == 1 ? " is" : "s are") left as \(left == 1 ? "it is" : "they are"); run undo again once this one is") }
                     failed = true
+                    break
                 }
             }
             output.flush()
