@@ -167,6 +167,27 @@ final class MountCommandTests: XCTestCase {
         }
     }
 
+    /// A mount process killed before its mount was ready: `queryfs mount`
+    /// says so in one line (found from outside: exit 2, nothing printed).
+    /// Its log is a FIFO nobody reads, so it waits there, surely not ready.
+    func testAMountProcessKilledBeforeItIsReadyIsSaidSo() throws {
+        let fifo = fixture.root + "/log.fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let pid = Program.spawn([QueryfsBinary.path, "mount", fixture.backing, fixture.mountPoint, "--log", fifo],
+                                stdout: fixture.root + "/out", stderr: fixture.root + "/err")
+        let child = { () -> pid_t? in
+            let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+            return children.split(separator: " ").first.flatMap { pid_t($0) }
+        }
+        XCTAssertTrue(eventually(timeout: 10) { child() != nil }, "no mount process started")
+        if let child = child() { kill(child, SIGKILL) }
+        XCTAssertEqual(Program.wait(pid), 2)
+        let text = (try? String(contentsOfFile: fixture.root + "/err", encoding: .utf8)) ?? ""
+        XCTAssertEqual(text.split(separator: "\n").count, 1, text)
+        XCTAssertTrue(text.contains("killed by signal 9") && text.contains("nothing is mounted"), text)
+        XCTAssertFalse(MountTable.mountPoints().contains(fixture.mountPoint))
+    }
+
     /// A daemon killed with SIGKILL leaves "Transport endpoint is not
     /// connected": mount says so and how to clear it; unmount clears it.
     func testStaleMountFromAKilledDaemon() throws {

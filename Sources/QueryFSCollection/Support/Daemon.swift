@@ -14,7 +14,12 @@ package enum Daemon {
 
     package enum Outcome: Equatable, Sendable {
         case ready
+        /// The child said why, on its stderr too.
         case failed(String)
+        /// The child ended without a word (killed, or crashed before its
+        /// handler could speak): the parent says so, or the command failed
+        /// in silence (found from outside: SIGKILL during the start, exit 2, nothing printed).
+        case ended(String)
     }
 
     /// Spawns `/proc/self/exe` with `arguments` and waits for its report.
@@ -54,7 +59,9 @@ package enum Daemon {
         var status: Int32 = 0
         _ = retryingOnEINTR { waitpid(pid, &status, 0) }
         if text.hasPrefix("error: ") { return .failed(String(text.dropFirst("error: ".count))) }
-        return .failed("the mount process ended before the mount was ready (status \(status))")
+        let how = status & 0x7F != 0 ? "was killed by signal \(status & 0x7F) (\(String(cString: strsignal(status & 0x7F))))"
+            : "ended with status \((status >> 8) & 0xFF)"
+        return .ended("the mount process \(how) before the mount was ready; nothing is mounted")
     }
 
     /// This program's file, if it still exists under that name.
@@ -73,7 +80,7 @@ package enum Daemon {
         let text: String
         switch outcome {
         case .ready: text = "ready\n"
-        case .failed(let message): text = "error: \(message)\n"
+        case .failed(let message), .ended(let message): text = "error: \(message)\n"
         }
         _ = text.withCString { write(fd, $0, strlen($0)) }
         close(fd)

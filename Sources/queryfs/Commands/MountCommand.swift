@@ -136,6 +136,9 @@ struct MountCommand: ParsableCommand {
         switch Daemon.spawnAndWait(arguments: arguments) {
         case .ready: return
         case .failed: Glibc.exit(2)  // the child already printed its one line
+        case .ended(let why):
+            printError(why)
+            Glibc.exit(2)
         }
     }
 
