@@ -49,9 +49,14 @@ final class MountCommandTests: XCTestCase {
         XCTAssertEqual(RawFiles.list(fixture.mounted("by-name"))?.count, 2)
         XCTAssertEqual(RawFiles.list(fixture.mounted("archived"))?.count, 1)
         XCTAssertEqual(RawFiles.list(fixture.mounted("tag/t"))?.count, 1)
+        let status = RawFiles.read(fixture.mounted(".queryfs/status"))?.text ?? ""
+        let daemon = status.range(of: "\"pid\": ").flatMap { pid_t(status[$0.upperBound...].prefix { $0.isNumber }) }
+        XCTAssertNotNil(daemon, status)
         let result = QueryfsBinary.run(["unmount", fixture.mountPoint])
         XCTAssertEqual(result.status, 0, result.stderrText)
         XCTAssertFalse(MountTable.isMounted(fixture.mountPoint))
+        // The daemon has ended when unmount returns: BACKING is free for a script's next step.
+        if let daemon { XCTAssertTrue(kill(daemon, 0) != 0 || (try? String(contentsOfFile: "/proc/\(daemon)/stat", encoding: .utf8))?.contains(") Z") == true) }
         XCTAssertEqual(RawFiles.list(fixture.mountPoint)?.count, 0)
         // And it can be mounted again.
         try fixture.mount()

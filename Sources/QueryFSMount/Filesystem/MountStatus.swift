@@ -184,6 +184,18 @@ package enum MountStatusFile {
         return "\(status.st_dev):\(status.st_ino)"
     }
 
+    /// The process id of the daemon serving the mount at `mountPoint`, from
+    /// its status file, read within a second (a stopped daemon: nil).
+    package static func daemonProcess(of mountPoint: String) -> pid_t? {
+        let path = mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.statusName
+        guard let answer = answerWithin(1, { try? readWholeFile(path) }), let text = answer else { return nil }
+        // The field as `statusText` writes it: `"pid": 1234` (no Foundation here for a search).
+        let key = Array("\"pid\":".utf8), bytes = Array(text.utf8)
+        guard let start = bytes.indices.first(where: { bytes[$0...].starts(with: key) }) else { return nil }
+        let digits = bytes[(start + key.count)...].drop { $0 == UInt8(ascii: " ") }.prefix { (48...57).contains($0) }
+        return pid_t(String(decoding: digits, as: UTF8.self))
+    }
+
     /// nil, after one line on stderr, when the mount does not answer in
     /// time (its daemon stopped or hung): the command goes on as without it.
     private static func status(of mount: MountTable.Mount) -> (mountPoint: String, text: String)? {

@@ -165,13 +165,30 @@ struct UnmountCommand: ParsableCommand {
                 guard let connection, access(ConnectionGuard.connections, F_OK) == 0 else { return nil }
                 return access("\(ConnectionGuard.connections)/\(connection)", F_OK) == 0
             }
+            let daemon = MountStatusFile.daemonProcess(of: mountPoint)
             switch Unmounter.unmount(mountPoint, connectionLives: lives) {
-            case .unmounted: break
+            case .unmounted:
+                if let daemon { Self.waitForExit(of: daemon) }
             case .detachedWhileBusy:
                 // Said, not silent: the daemon lives on until the folder is let go (a shell's cwd there).
                 printError("\(mountPoint) was in use: it is taken out of the file tree now, and its daemon ends when the last program using it lets go")
             case .failed(let failure): throw Failure(failure)
             }
+        }
+    }
+}
+
+extension UnmountCommand {
+    /// Waits (up to 10 s) for the daemon to end: it writes its index after
+    /// the unmount, and BACKING stays busy until it ends (found from
+    /// outside: `queryfs unmount M && umount BACKING_FS` said "target is busy").
+    static func waitForExit(of pid: pid_t) {
+        for _ in 0..<1000 {
+            guard kill(pid, 0) == 0 || errno == EPERM else { return }
+            // A zombie has ended (its parent has yet to collect it).
+            if let state = try? readWholeFile("/proc/\(pid)/stat"), let close = state.lastIndex(of: ")"),
+               state[close...].dropFirst(2).first == "Z" { return }
+            usleep(10_000)
         }
     }
 }
