@@ -111,7 +111,9 @@ struct PayloadFields {
                 created = time
                 break
             }
-            problems.append("\(path.string): expected a date, found \(value.typeName) \(value.scalarText); ignored")
+            // The value itself for a scalar; a list or map by its kind alone ("found dictionary dictionary", found from outside).
+            let found = value.scalarText == value.typeName ? value.typeName : "\(value.typeName) \(value.scalarText)"
+            problems.append("\(path.string): expected a date, found \(found); ignored")
         }
         for path in paths.extra {
             if let value = payload.value(atKeyPath: path) { payloadValues[path.string] = value }

@@ -180,7 +180,7 @@ package struct Configuration: Equatable, Sendable {
                 }
                 // A NUL ended the folder's name early (shadowing another view), a
                 // newline split `queryfs views`'s lines (found from outside).
-                if key.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                if key.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) || key.unicodeScalars.contains(where: TerminalText.isWideControl) {
                     throw fail("view '\(key)' holds a control character; a folder name cannot", at: place, column: 1)
                 }
                 if Self.reservedNames.contains(path[0]) {

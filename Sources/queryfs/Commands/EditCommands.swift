@@ -139,7 +139,7 @@ struct SetCommand: ParsableCommand {
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "history", abstract: "List the edits made through views and edit commands.")
     @Argument(help: "The backing directory.", completion: .directory) var backing: String
-    @Option(name: .customLong("since"), help: "Only edits since this date or age (2024-05-01, 5m, 2h).") var since: String?
+    @Option(name: .customLong("since"), parsing: .unconditional, help: "Only edits since this date or age (2024-05-01, 5m, 2h).") var since: String?
 
     func run() throws {
         try reportingFailures {
@@ -178,7 +178,7 @@ struct UndoCommand: ParsableCommand {
 
     @OptionGroup var options: EditOptions
     @Option(name: .customLong("last"), parsing: .unconditional, help: "Take back the last N edits.") var last: Int?
-    @Option(name: .customLong("since"), help: "Take back every edit since this date or age (2024-05-01, 5m).") var since: String?
+    @Option(name: .customLong("since"), parsing: .unconditional, help: "Take back every edit since this date or age (2024-05-01, 5m).") var since: String?
 
     func validate() throws {
         if last != nil && since != nil { throw ValidationError("give --last or --since, not both") }
