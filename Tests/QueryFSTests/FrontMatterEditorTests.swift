@@ -43,6 +43,16 @@ final class FrontMatterEditorTests: XCTestCase {
         XCTAssertEqual(try tags("---\ntitle: T\n---\n", ["2024"]).contains("\"2024\""), true)
     }
 
+    /// What YAML reads as a line break or does not print (C1 controls,
+    /// U+2028, U+2029) is written escaped in double quotes: raw, the
+    /// read-back check refused the edit (found from outside).
+    func testLineSeparatorsAndC1ControlsAreWrittenEscaped() throws {
+        for (title, written) in [("A\u{2028}B", "A\\u2028B"), ("A\u{85}B", "A\\u0085B"), ("A\u{9B}B", "A\\u009bB"), ("A\u{2029}B", "A\\u2029B")] {
+            XCTAssertEqual(try set("---\ntitle: N\n---\n", "title", .string(title)), "---\ntitle: \"\(written)\"\n---\n")
+        }
+        XCTAssertEqual(try set("+++\ntitle = \"N\"\n+++\n", "title", .string("A\u{2028}B")), "+++\ntitle = \"A\\u2028B\"\n+++\n")
+    }
+
     func testNewBlocksAndKeys() throws {
         XCTAssertEqual(try tags("# No front matter\nbody\n", ["new"]), "---\ntags:\n  - new\n---\n# No front matter\nbody\n")
         XCTAssertEqual(try tags("---\ntitle: T\n---\n", ["new"]), "---\ntitle: T\ntags:\n  - new\n---\n")

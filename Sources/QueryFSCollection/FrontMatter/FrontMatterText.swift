@@ -5,7 +5,8 @@ import QueryFSEngine
 enum YAMLText {
     static func render(_ text: String, inFlow: Bool = false, style: YAMLBlockLayout.Style? = nil) -> String {
         switch style {
-        case .singleQuoted? where !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }):
+        case .singleQuoted? where !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
+                                                                     || $0 == "\u{2028}" || $0 == "\u{2029}" }):
             return "'" + text.replacingOccurrences("'", "''") + "'"
         case .doubleQuoted?:
             return doubleQuoted(text)
@@ -32,7 +33,12 @@ enum YAMLText {
     private static func isPlain(_ text: String, inFlow: Bool) -> Bool {
         guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last else { return false }
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) || first == " " || last == " " || last == ":" { return false }
-        if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\u{FEFF}" }) { return false }
+        // Controls, C1 controls (U+0085 is a line break to YAML), the line separators, and what YAML does not print:
+        // raw, the read-back check refused the edit (found from outside: a title with U+2028).
+        if text.unicodeScalars.contains(where: {
+            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{FEFF}" || $0 == "\u{2028}" || $0 == "\u{2029}"
+                || $0.value == 0xFFFE || $0.value == 0xFFFF
+        }) { return false }
         if text.contains(": ") || text.contains(" #") { return false }
         if inFlow, text.unicodeScalars.contains(where: { ",[]{}".unicodeScalars.contains($0) }) { return false }
         let lowered = text.lowercased()

@@ -33,7 +33,9 @@ package enum JSON {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0xFEFF:
+            // YAML reads U+2028 and U+2029 as line breaks, and U+FFFE/U+FFFF are not printable to it.
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0xFEFF
+                || scalar.value == 0x2028 || scalar.value == 0x2029 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
