@@ -295,4 +295,47 @@ final class EventMountTests: MountTestCase {
             XCTAssertEqual(unheard, [], "\(view): events name entries no earlier event or listing gave")
         }
     }
+
+    /// A burst of notes made, saved (in place, or by an editor's rename
+    /// over) and removed, 0–4 ms apart: what a watcher of bundles/ hears
+    /// adds up to bundles/ (found from outside: a note replaced and then
+    /// removed got no DELETE — the kernel had let go of its node — and
+    /// stayed a ghost, and a saved one got a CREATE of a name watchers had).
+    func testABurstOfFileItemsAddsUpInBundles() throws {
+        try mount(corpus: { corpus in
+            for number in 0..<40 { corpus.file(Array("note\(number).md".utf8), contents: Array("---\ntitle: N\(number)\n---\n".utf8), mtime: 1_000 + number) }
+        })
+        let bundles = fixture.mounted("bundles")
+        let old = names("bundles")
+        let watch = EventWatch([bundles])
+        var random = SystemRandomNumberGenerator()
+        var notes = (0..<40).map { "note\($0).md" }
+        for step in 0..<300 {
+            let choice = Int.random(in: 0..<5, using: &random)
+            let text = Array("---\ntitle: T\(step)\ntags: [x]\n---\nbody\n".utf8)
+            if choice < 2 || notes.isEmpty {
+                notes.append("new\(step).md")
+                Corpus(path: fixture.backing).write(fixture.backed("new\(step).md"), text)
+            } else if choice < 4 {
+                let note = notes.randomElement(using: &random)!
+                if Bool.random(using: &random) {
+                    Corpus(path: fixture.root).write(fixture.root + "/save.tmp", text)
+                    XCTAssertEqual(rename(fixture.root + "/save.tmp", fixture.backed(note)), 0)
+                } else {
+                    Corpus(path: fixture.backing).write(fixture.backed(note), text)
+                }
+            } else {
+                let note = notes.remove(at: Int.random(in: 0..<notes.count, using: &random))
+                XCTAssertEqual(unlink(fixture.backed(note)), 0)
+            }
+            usleep(UInt32.random(in: 0..<4_000, using: &random))
+        }
+        XCTAssertTrue(eventually { watch.applied(to: old, in: bundles) == Set(self.names("bundles")) },
+                      "events do not add up: ghosts \(watch.applied(to: old, in: bundles).subtracting(names("bundles")).sorted().prefix(5)), unheard \(Set(names("bundles")).subtracting(watch.applied(to: old, in: bundles)).sorted().prefix(5))")
+        var present = Set(old)
+        for event in watch.events(in: bundles) {
+            if event.kinds.contains("CREATE") { XCTAssertTrue(present.insert(event.name).inserted, "CREATE of \(event.name), which watchers had") }
+            if event.kinds.contains("DELETE") { present.remove(event.name) }
+        }
+    }
 }

@@ -106,7 +106,7 @@ struct KernelCacheInvalidator {
                 continue
             }
             guard replaying else { continue }
-            switch bundleEvent(item, held: itemNode) {
+            switch bundleEvent(item, held: itemNode, joined: delta.joinedItems.contains(item), gone: delta.goneItems.contains(item)) {
             case .made(let type): events.append(.bundleMade(item, type: type))
             case .gone(let node): events.append(.bundleGone(item, entry: goneEntry(node)))
             case .changed: touchedPaths += [item.bytes] + changedFiles
@@ -168,18 +168,21 @@ struct KernelCacheInvalidator {
         return filesystem.entryParameters(id: node.id, attributes: status, timeout: 0)
     }
 
-    /// What a watcher of bundles/ is to hear about `item`: judged by whether
-    /// the kernel holds a node for it (a watcher that listed bundles/ holds one
-    /// for every bundle) and whether BACKING still has it.
-    private func bundleEvent(_ item: ItemName, held: PassthroughNode?) -> BundleEvent? {
+    /// What a watcher of bundles/ is to hear about `item`: judged by
+    /// whether it joined or left the catalog with this burst and whether
+    /// BACKING has it now — not by whether the kernel holds a node for it:
+    /// a node is let go when its file is replaced by a rename, and during a
+    /// burst the kernel had forgotten it when the file went (no DELETE, a
+    /// ghost in every watcher) or when it changed again (a CREATE of a name
+    /// watchers had). A removal needs the node the kernel had: the one it
+    /// holds, or the one it forgot lately (`PassthroughTable.takeForgottenItemRoot`).
+    private func bundleEvent(_ item: ItemName, held: PassthroughNode?, joined: Bool, gone: Bool) -> BundleEvent? {
         var status = stat()
         let exists = item.withCString { fstatat(filesystem.passthrough.rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
-        switch (held, exists) {
-        case (nil, true): return .made(type: status.st_mode & S_IFMT)
-        case (let node?, false): return .gone(node: node)
-        case (_?, true): return .changed
-        case (nil, false): return nil
-        }
+        // Joined: made, even if the kernel holds a node (a listing since found the name; an inotify watcher still needs the CREATE).
+        if exists { return joined ? .made(type: status.st_mode & S_IFMT) : .changed }
+        guard gone || held != nil, let node = held ?? filesystem.passthrough.takeForgottenItemRoot(named: item.bytes) else { return nil }
+        return .gone(node: node)
     }
 
     /// Entry names of the old listing that are gone or now mean another item.

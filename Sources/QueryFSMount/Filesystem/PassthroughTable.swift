@@ -316,12 +316,34 @@ final class PassthroughTable: @unchecked Sendable {
         }
     }
 
+    /// Items of bundles/ whose node the kernel forgot lately, by name: the
+    /// event replay's removal of one needs the node the kernel had (its id
+    /// and type), after the kernel let go of it (a file replaced by a rename
+    /// has its name dropped from the kernel's cache). The last 256.
+    private var forgottenItemRoots: [[UInt8]: PassthroughNode] = [:]
+    private var forgottenOrder: [[UInt8]] = []
+    private static let forgottenKept = 256
+
+    /// The node the kernel last had for item `name` of bundles/, if it forgot
+    /// it lately; taken, so that one removal is announced once.
+    func takeForgottenItemRoot(named name: [UInt8]) -> PassthroughNode? {
+        lock.withLock {
+            guard let node = forgottenItemRoots.removeValue(forKey: name) else { return nil }
+            forgottenOrder.removeAll { $0 == name }
+            return node
+        }
+    }
+
     /// The kernel dropped `count` lookups of `id`.
     func forget(_ id: UInt64, count: UInt64) {
         lock.withLock {
             guard let node = nodes[id], id != NodeID.bundles else { return }
             node.lookups = node.lookups > count ? node.lookups - count : 0
             if node.lookups == 0 {
+                if node.isItemRoot, node.parent == NodeID.bundles {
+                    if forgottenItemRoots.updateValue(node, forKey: node.name) == nil { forgottenOrder.append(node.name) }
+                    if forgottenOrder.count > Self.forgottenKept { forgottenItemRoots[forgottenOrder.removeFirst()] = nil }
+                }
                 nodes[id] = nil
                 if let item = node.item { nodesOfItem[item] = nodesOfItem[item]?.removing(id) }
                 if let folder = node.folder, nodeOfFolder[folder] == id { nodeOfFolder[folder] = nil }

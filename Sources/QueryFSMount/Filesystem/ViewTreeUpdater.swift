@@ -30,6 +30,8 @@ struct KernelDelta {
     /// Items the burst read again, and those of them that left the catalog.
     var touchedItems = Set<ItemName>()
     var goneItems = Set<ItemName>()
+    /// Those of them that joined the catalog with this burst (new serials).
+    var joinedItems = Set<ItemName>()
     /// Whether a tag folder appeared: `tag/`'s own listing changed.
     var tagRootChanged = false
 }
@@ -55,7 +57,12 @@ struct ViewTreeUpdater {
         }
         delta.touchedItems = update.touchedItems
         for item in update.touchedItems {
-            if let record = filesystem.catalog.withIndex({ $0.records[item] }) { folders.remember(record) } else { delta.goneItems.insert(item) }
+            if let record = filesystem.catalog.withIndex({ $0.records[item] }) {
+                if folders.latestRecord(serial: record.serial) == nil { delta.joinedItems.insert(item) }
+                folders.remember(record)
+            } else {
+                delta.goneItems.insert(item)
+            }
         }
         if let reconfiguration = update.reconfiguration {
             let forgotten = filesystem.reconfigure(reconfiguration, listings: update.listings, at: now)
