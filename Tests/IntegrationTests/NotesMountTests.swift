@@ -123,6 +123,24 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [recipes]\n---\nbody\n")
     }
 
+    /// `ln -sfn TARGET ENTRY` (a link onto an entry of the same item: a
+    /// temporary name linked, then renamed onto the entry) succeeds and
+    /// changes nothing, in a parent tag's folder too (found from outside:
+    /// exit 1, "No such file or directory", and the item gained `lang`).
+    func testLinkingAnEntryOntoItselfChangesNothing() throws {
+        let jazz = "---\ntitle: Jazz\ntags: [lang/rust, recipes]\n---\nbody\n"
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("jazz.md".utf8), contents: Array(jazz.utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        let entry = fixture.mounted("tag/lang/0001 Jazz.md")
+        let target = try XCTUnwrap(RawFiles.linkTarget(entry))
+        let link = Program.run(["ln", "-sfn", target, entry])
+        XCTAssertEqual(link.status, 0, link.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, jazz)
+        XCTAssertEqual(names("tag/lang"), ["0001 Jazz.md", "rust"])
+    }
+
     /// A move between tag folders keeps a one-item block list a block list:
     /// the new tag is added before the old one goes (found from outside:
     /// `tags:\n  - alpha` became `tags: [beta]`).

@@ -25,6 +25,15 @@ package enum CallerSyscall {
         return mkdirNumbers.contains(number) ? .makingDirectory : .other
     }
 
+    /// Whether thread `tid` is only looking at a name (stat, access, an
+    /// extended attribute's read) or making one (symlink, link, mknod,
+    /// mkdir, creat) — not opening, reading a link, removing or renaming
+    /// it; false when that cannot be read.
+    package static func isLookingOrMaking(_ tid: pid_t) -> Bool {
+        guard tid > 0, let field = firstField(of: tid), let number = Int(field) else { return false }
+        return lookingNumbers.contains(number) || makingNumbers.contains(number)
+    }
+
     /// Whether this process may read other users' `/proc/<tid>/syscall`
     /// the way `answer` needs: as root, or where Yama does not restrict ptrace.
     package static var readsOtherProcesses: Bool {
@@ -38,10 +47,20 @@ package enum CallerSyscall {
 
     #if arch(x86_64)
     static let mkdirNumbers: Set<Int> = [83, 258]   // mkdir, mkdirat
+    // stat, lstat, access, getxattr, lgetxattr, listxattr, llistxattr, newfstatat, faccessat, statx, faccessat2
+    static let lookingNumbers: Set<Int> = [4, 6, 21, 191, 192, 194, 195, 262, 269, 332, 439]
+    // mkdir, creat, link, symlink, mknod, mkdirat, mknodat, linkat, symlinkat
+    static let makingNumbers: Set<Int> = [83, 85, 86, 88, 133, 258, 259, 265, 266]
     #elseif arch(arm64)
     static let mkdirNumbers: Set<Int> = [34]        // mkdirat (arm64 has no mkdir)
+    // getxattr, lgetxattr, listxattr, llistxattr, faccessat, newfstatat, statx, faccessat2
+    static let lookingNumbers: Set<Int> = [8, 9, 11, 12, 48, 79, 291, 439]
+    // mkdirat, mknodat, symlinkat, linkat
+    static let makingNumbers: Set<Int> = [33, 34, 36, 37]
     #else
     static let mkdirNumbers: Set<Int> = []
+    static let lookingNumbers: Set<Int> = []
+    static let makingNumbers: Set<Int> = []
     #endif
 
     /// The first field of `/proc/<tid>/syscall`: the system call number

@@ -41,7 +41,8 @@ extension QueryFilesystem {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))
         let listing = folder.listing
         if let index = listing.index(ofEntryMeaning: bytes) { return listing.records[index] }
-        return retitledNames.item(named: bytes, in: folder.id).flatMap(listing.index(ofItem:)).map { listing.records[$0] }
+        let given = retitledNames.item(named: bytes, in: folder.id) ?? linkedNames.item(named: bytes, in: folder.id)
+        return given.flatMap(listing.index(ofItem:)).map { listing.records[$0] }
     }
 
     /// The tag to add for `tag/<folder>/`: one that an item already carries
@@ -154,7 +155,10 @@ extension QueryFilesystem {
         case .refused(let why):
             return refuse(request, EPERM, "\(shown): \(folder.path.joined(separator: "/")) cannot be joined by an edit: \(why)")
         case .edits(let edits):
-            if !takeBackRecentRemoval(of: item, in: folder, what: shown) {
+            // An item the view shows already is not changed: in tag/a, an item tagged
+            // a/b would gain `a` (found from outside: `ln -sfn` of an entry onto itself).
+            let alreadyShown = catalog.withIndex { $0.records[item].map { view.filter.matches($0.item) } } ?? false
+            if !alreadyShown, !takeBackRecentRemoval(of: item, in: folder, what: shown) {
                 let code = edit(item, edits, what: shown, expected: view.filter.matches)
                 guard code == 0 else { return fail(request, code) }
             }
@@ -168,6 +172,10 @@ extension QueryFilesystem {
         var entry = entryParameters(id: id, attributes: linkAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
         fuse_reply_entry(request, &entry)
         forgetNamesAfterReply()
+        // The name given leads to the entry for an `mv` that follows (not for a
+        // lookup: the entry shows under its own name only): `ln -sf` links a
+        // temporary name, then renames it onto the entry's own.
+        linkedNames.note(Self.bytes(name), for: item, in: folder.id)
         announceTypedNameGone(Self.bytes(name), for: record, in: folder, heldAs: id)
     }
 

@@ -84,6 +84,25 @@ extension QueryFilesystem {
                 let listing = folder.listing
                 if let index = listing.index(ofEntryNamed: nameBytes) { reply(listing, index, exact: true) } else { stale = listing }
             }
+            // A stale name is resolved for what acts on an entry (open, readlink, rm,
+            // mv), not for a look at it: a file manager's late stat of a name an event
+            // gave, renamed since, found the entry and kept it as a ghost until F5,
+            // where on a disk the stat fails and the name is dropped (found from outside,
+            // in all six). Nor for making a name there: `cp -P` stats the name
+            // (not there), and its symlink must then not find it there either.
+            // A name a program just gave by a rename is still found (`RetitledNames`).
+            if stale != nil, let context = fuse_req_ctx(request), CallerSyscall.isLookingOrMaking(context.pointee.pid) {
+                if let item = retitledNames.item(named: nameBytes, in: folder.id) {
+                    let answered: Bool = folder.replyLock.withLock {
+                        let listing = folder.listing
+                        guard let index = listing.index(ofItem: item) else { return false }
+                        reply(listing, index, exact: false)
+                        return true
+                    }
+                    if answered { return }
+                }
+                return fail(request, ENOENT)
+            }
             // A stale name (see `index(ofEntryMeaning:)`) is answered but not
             // kept. Finding it may index a whole listing (100 ms at 100,000
             // entries): done outside the lock, which the watcher needs to
@@ -99,7 +118,9 @@ extension QueryFilesystem {
                     case .found(let index): reply(listing, index, exact: listing.index(ofEntryNamed: nameBytes) == index)
                     case .missing:
                         // The name a program just gave an entry by renaming it (`RetitledNames`), answered as a stale name is.
-                        if let item = retitledNames.item(named: nameBytes, in: folder.id), let index = listing.index(ofItem: item) {
+                        // Or one `ln -s` gave, for what acts on it (the `mv` of `ln -sf`; not a stat: returned above).
+                        if let item = retitledNames.item(named: nameBytes, in: folder.id) ?? linkedNames.item(named: nameBytes, in: folder.id),
+                           let index = listing.index(ofItem: item) {
                             reply(listing, index, exact: false)
                         } else {
                             fail(request, ENOENT)
