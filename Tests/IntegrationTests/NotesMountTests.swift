@@ -173,6 +173,23 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("a.md"))?.text, "---\ntitle: Gamma\ntags: []\n---\n")
     }
 
+    /// A nested tag's folder is renamed as a top one is: within its parent
+    /// tag, and out of it (found from outside: ENOENT, and a new folder
+    /// made in tag/lang could not be named).
+    func testANestedTagFolderIsRenamed() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("n.md".utf8), contents: Array("---\ntags: [lang/rust, lang/tmp, x]\n---\n".utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(mkdir(fixture.mounted("tag/lang/empty"), 0o755), 0)
+        XCTAssertEqual(rename(fixture.mounted("tag/lang/empty"), fixture.mounted("tag/lang/named")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(rename(fixture.mounted("tag/lang/tmp"), fixture.mounted("tag/lang/kept")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("n.md"))?.text, "---\ntags: [lang/rust, lang/kept, x]\n---\n")
+        XCTAssertEqual(rename(fixture.mounted("tag/lang/kept"), fixture.mounted("tag/top")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("n.md"))?.text, "---\ntags: [lang/rust, top, x]\n---\n")
+        XCTAssertTrue(eventually { self.names("tag/lang") == ["0001 n.md", "named", "rust"] }, "\(names("tag/lang"))")
+    }
+
     /// A tag rename one item cannot take is no rename at all: the items
     /// renamed before it are renamed back, the folder keeps its name, and
     /// mv fails (found from outside: some items renamed, a ghost folder).

@@ -213,6 +213,11 @@ extension QueryFilesystem {
     {
         let shown = "mv '\(String(cString: name))' '\(String(cString: newName))'"
         if parent == NodeID.tagRoot, newParent == NodeID.tagRoot { return tagRename(request, from: String(cString: name), to: String(cString: newName)) }
+        // A nested tag's folder (`tag/lang/x` to `tag/lang/y`, or to another parent tag): its tag renamed
+        // (found from outside: ENOENT, and Nemo's "Untitled Folder" in tag/lang could not be named).
+        if let from = nestedTagFolder(parent: parent, name: String(cString: name)), let toParent = tagPrefix(of: newParent) {
+            return tagRename(request, from: from, to: toParent + String(cString: newName))
+        }
         if parent == NodeID.queryRoot, newParent == NodeID.queryRoot {
             return queryRename(request, from: String(cString: name), to: String(cString: newName), flags: flags)
         }
@@ -390,6 +395,19 @@ extension QueryFilesystem {
     }
 
     /// `mv tag/<a> tag/<b>`: the tag renamed on every item that carries it.
+    /// The tag of folder `name` in the tag folder `parent`, if that is a nested tag's folder.
+    private func nestedTagFolder(parent: UInt64, name: String) -> String? {
+        guard let tag = viewFolder(parent)?.tagFolderName else { return nil }
+        let nested = tag + "/" + name
+        return folders.folder(path: [ViewDefinition.tagFolder, nested]) != nil ? nested : nil
+    }
+
+    /// What a tag folder's name is put after in folder `id`: nothing in `tag/`, `TAG/` in a tag's folder.
+    private func tagPrefix(of id: UInt64) -> String? {
+        if id == NodeID.tagRoot { return "" }
+        return viewFolder(id)?.tagFolderName.map { $0 + "/" }
+    }
+
     private func tagRename(_ request: fuse_req_t?, from: String, to: String) {
         let what = "mv tag/\(from) tag/\(to)"
         guard let source = folders.folder(path: [ViewDefinition.tagFolder, from]) else { return fail(request, ENOENT) }
