@@ -170,12 +170,13 @@ extension QueryFilesystem {
         // kernel refuses an answer of another type, and replaces the node when
         // it next looks the name up (zero timeouts).
         var entry = entryParameters(id: id, attributes: linkAttributes(id: id, record: record, depth: folder.depth), timeout: 0)
-        fuse_reply_entry(request, &entry)
-        forgetNamesAfterReply()
         // The name given leads to the entry for an `mv` that follows (not for a
         // lookup: the entry shows under its own name only): `ln -sf` links a
-        // temporary name, then renames it onto the entry's own.
+        // temporary name, then renames it onto the entry's own. Noted before
+        // the reply, which lets the `mv` come.
         linkedNames.note(Self.bytes(name), for: item, in: folder.id)
+        fuse_reply_entry(request, &entry)
+        forgetNamesAfterReply()
         announceTypedNameGone(Self.bytes(name), for: record, in: folder, heldAs: id)
     }
 
