@@ -64,6 +64,23 @@ final class TrashMountTests: MountTestCase {
         assertEveryViewIsCurrent("after restoring")
     }
 
+    /// Restored into the folder it was trashed from, an entry's item comes
+    /// back as it was, nested tags and all, byte for byte (found from
+    /// outside: trashed from tag/lang, an item tagged lang/rust came back tagged lang).
+    func testRestoringIntoTheFolderItLeftTakesTheTrashingBack() throws {
+        fixture = MountedFixture { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["lang/rust", "lang/python", "x"], mtime: 5_000)
+        }
+        try fixture.mount()
+        let payload = RawFiles.read(fixture.backed("a.hpwebsite/payload.plist"))
+        let alpha = try entry("tag/lang", "a.hpwebsite")
+        let trashed = Program.run(["gio", "trash", fixture.mounted("tag/lang/" + alpha)])
+        XCTAssertEqual(trashed.status, 0, trashed.stderrText)
+        XCTAssertEqual(try tags("a.hpwebsite"), ["x"])
+        XCTAssertEqual(rename(trash + "/files/" + alpha, fixture.mounted("tag/lang/" + alpha)), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("a.hpwebsite/payload.plist")), payload)
+    }
+
     /// A view that no edit can leave (by-name/ holds every item) refuses the
     /// trash as it refuses `rm`, and the trash holds nothing for it.
     func testAnEntryThatCannotLeaveItsViewIsNotTrashed() throws {

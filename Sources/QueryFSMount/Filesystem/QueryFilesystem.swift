@@ -55,6 +55,8 @@ package final class QueryFilesystem: @unchecked Sendable {
     /// Names programs gave entries by renaming them, which the entries do not carry.
     let retitledNames = RetitledNames()
     let recentRemovals = RecentRemovals()
+    /// Removals made by moving an entry to the trash, taken back by its restore into the same folder.
+    let trashedRemovals = RecentRemovals(window: nil, kept: 1024)
     /// Names `ln -s` gave entries (not their own), for an `mv` that follows (`ln -sf`): never for a lookup.
     let linkedNames = RetitledNames()
     /// The thread that tells the kernel which names to forget.

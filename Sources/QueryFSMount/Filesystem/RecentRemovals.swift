@@ -19,15 +19,21 @@ final class RecentRemovals: Sendable {
         let time: Double
     }
 
-    /// A replacing program links right after it unlinks.
-    private static let window = 5.0
-    private static let kept = 16
+    /// A replacing program links right after it unlinks (nil: kept until
+    /// taken, for the trash: a restore comes whenever the user asks).
+    private let window: Double?
+    private let kept: Int
     private let removals = Mutex<[Removal]>([])
+
+    init(window: Double? = 5.0, kept: Int = 16) {
+        self.window = window
+        self.kept = kept
+    }
 
     func note(_ entry: EditJournal.Entry, item: ItemName, in folder: UInt64) {
         removals.withLock { removals in
             removals.removeAll { $0.folder == folder && $0.item == item }
-            if removals.count >= Self.kept { removals.removeFirst() }
+            if removals.count >= kept { removals.removeFirst() }
             removals.append(Removal(folder: folder, item: item, entry: entry, time: Timestamp.now.timeInterval))
         }
     }
@@ -37,7 +43,7 @@ final class RecentRemovals: Sendable {
     func take(item: ItemName, in folder: UInt64) -> EditJournal.Entry? {
         let now = Timestamp.now.timeInterval
         return removals.withLock { removals in
-            removals.removeAll { now - $0.time > Self.window }
+            if let window { removals.removeAll { now - $0.time > window } }
             guard let index = removals.lastIndex(where: { $0.folder == folder && $0.item == item }) else { return nil }
             return removals.remove(at: index).entry
         }

@@ -97,8 +97,9 @@ extension QueryFilesystem {
                 }
             }
             guard made == 0 else { return refuse(request, made, "\(shown): the link in the trash: \(String(cString: strerror(made)))") }
-            let code = edit(record.name, edits, what: "\(shown) from \(folder.path.joined(separator: "/"))",
-                            expected: { !view.filter.matches($0) })
+            let (code, entry) = journaledEdit(record.name, edits, what: "\(shown) from \(folder.path.joined(separator: "/"))",
+                                              expected: { !view.filter.matches($0) })
+            if code == 0, let entry { trashedRemovals.note(entry, item: record.name, in: folder.id) }
             if code != 0 { _ = CallerCredentials.asCaller(request) { unlinkat(filesFD, newName, 0) } }
             fail(request, code)
             // The kernel moved the entry's name into files/: the link there is another node.
@@ -125,6 +126,9 @@ extension QueryFilesystem {
             }
             var code: Int32 = 0
             switch ViewMembership.join(targetView.filter, tagNamed: tag(forFolder:)) {
+            // Back into the folder it left: the trashing taken back, nested tags and all (found
+            // from outside: restored into tag/lang, an item tagged lang/rust came back tagged lang).
+            case .edits where takeBack(trashedRemovals, of: item, in: target, what: shown): break
             case .edits(let edits): code = edit(item, edits, what: shown, expected: targetView.filter.matches)
             case .alreadyMember: break
             case .refused(let why): return refuse(request, EPERM, "\(shown): \(target.path.joined(separator: "/")) cannot be joined by an edit: \(why)")

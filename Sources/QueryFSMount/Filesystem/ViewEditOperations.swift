@@ -85,7 +85,12 @@ extension QueryFilesystem {
     /// (`RecentRemovals`); false when there is none or it cannot be (the
     /// item changed since: the link then joins as any link does).
     private func takeBackRecentRemoval(of item: ItemName, in folder: ViewFolder, what: String) -> Bool {
-        guard let removal = recentRemovals.take(item: item, in: folder.id) else { return false }
+        takeBack(recentRemovals, of: item, in: folder, what: what)
+    }
+
+    /// Takes back the item's removal from `folder` that `removals` kept; false when there is none or it cannot be.
+    func takeBack(_ removals: RecentRemovals, of item: ItemName, in folder: ViewFolder, what: String) -> Bool {
+        guard let removal = removals.take(item: item, in: folder.id) else { return false }
         do {
             try editor.undo(removal)
         } catch {
