@@ -119,12 +119,13 @@ package final class ConfigurationReloader: @unchecked Sendable {
         try result.get()
     }
 
-    /// An exclusive flock on the folder the file `path` (resolved) is in,
-    /// waited for up to 5 s; the descriptor to close, which lets go.
+    /// An exclusive flock on the folder `path` is named in (BACKING for its
+    /// own file; a link there is not followed: the daemon may be root, and
+    /// the link another user's), waited for up to 5 s; the descriptor to
+    /// close, which lets go.
     private static func lockFolder(of path: String) throws(EditFailure) -> Int32 {
-        let real = resolvedPath(path) ?? path
-        let slash = real.lastIndex(of: "/")
-        let folder = slash.map { $0 == real.startIndex ? "/" : String(real[..<$0]) } ?? "."
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .system(SystemError.current("open", path: folder)) }
         for _ in 0..<500 {
