@@ -15,7 +15,15 @@ work=${QUERYFS_FUZZ_DIR:-/tmp/queryfs-fuzz}
 scripts/install-deps.sh
 # gold fails to link sanitized Swift here ("internal error in
 # format_file_lineno"): the toolset links with lld, which ships with Swift.
-swift build -c release --package-path Fuzz --toolset "$PWD/Fuzz/toolset.json" -Xswiftc -sanitize=fuzzer,address
+build() { swift build -c release --package-path Fuzz --toolset "$PWD/Fuzz/toolset.json" -Xswiftc -sanitize=fuzzer,address; }
+# Once more from scratch when it fails: SwiftPM kept the root package's
+# modules from before a source file was added to them, and the build then
+# missed that file ("cannot find 'TerminalText' in scope", stop 48).
+if ! build; then
+    echo "fuzz.sh: the build failed; building again from scratch" >&2
+    rm -rf Fuzz/.build/release Fuzz/.build/*/release
+    build
+fi
 mkdir -p "$work/crashes"
 failed=0
 printf '%-16s %12s %10s\n' target executions result
