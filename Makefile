@@ -29,7 +29,14 @@ build:
 # Swift toolchain is installed, and the daemon keeps 6 MB less code resident
 # (14 MB instead of 20 MB at 100,000 items). Its own scratch path, so the
 # ordinary builds are not redone.
-STATIC = --static-swift-stdlib --scratch-path .build-static
+STATIC = --static-swift-stdlib --scratch-path .build-static $(if $(LLD),$(LLD_FLAGS))
+# Linked by lld (shipped with Swift's Linux toolchains) where it is found:
+# relative relocations packed (DT_RELR, glibc 2.36 and later) and identical
+# code folded. The table the loader reads at every start shrinks from 1.9 MB
+# to 16 KB, the binary by 2 MB, a mounted daemon's RSS by about 1 MB at
+# 100,000 items (53.8 against 54.7 MB), and the link from 3 s to 1 s.
+LLD := $(shell command -v ld.lld >/dev/null 2>&1 || [ -x "$$(dirname "$$(readlink -f "$$(command -v swift)")")/ld.lld" ] && echo yes)
+LLD_FLAGS = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --icf=all
 
 install:
 	# Build packages only when building here: a packager's BINARY=… install compiles nothing.
