@@ -59,10 +59,21 @@ package enum FieldValue: Equatable, Sendable {
         }
     }
 
-    /// Compares two values of the same kind, for filters; values of
+    /// Compares two values, for filters: of the same kind, or a boolean
+    /// with a number (false as 0, true as 1: `payload.done=1` holds for a
+    /// payload's `true`, `payload.rating>0` for its `1`). Other values of
     /// different kinds, missing values and NaN are not comparable (nil):
     /// `payload.x > 5` does not hold for a NaN, `payload.x != 5` does.
     package static func compare(_ a: FieldValue, _ b: FieldValue) -> Int? {
+        switch (a, b) {
+        case let (.bool(flag), .number): return compare(.number(flag ? 1 : 0), b)
+        case let (.number, .bool(flag)): return compare(a, .number(flag ? 1 : 0))
+        default: return compareSameKind(a, b)
+        }
+    }
+
+    /// `compare` for values of one kind; nil for any two of different kinds.
+    private static func compareSameKind(_ a: FieldValue, _ b: FieldValue) -> Int? {
         switch (a, b) {
         case let (.text(x), .text(y)): return x == y ? 0 : (x < y ? -1 : 1)
         case let (.bool(x), .bool(y)): return x == y ? 0 : (!x ? -1 : 1)
@@ -84,7 +95,8 @@ package enum FieldValue: Equatable, Sendable {
         case let (.number(x), .number(y)) where x.isNaN || y.isNaN:
             return x.isNaN == y.isNaN ? 0 : (x.isNaN ? 1 : -1)
         default:
-            return compare(a, b) ?? kindRank(a) - kindRank(b)
+            // Kinds apart even for a boolean and a number: a sort keeps each kind together.
+            return compareSameKind(a, b) ?? kindRank(a) - kindRank(b)
         }
     }
 

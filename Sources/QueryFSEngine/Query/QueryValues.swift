@@ -29,8 +29,11 @@ enum QueryValues {
         case .name, .ext, .title, .url, .tags, .conflict:
             return .text(text)
         case .payload:
-            if let flag = bool(text) { return .bool(flag) }
+            // `1` and `0` are numbers here (a payload's count or rating is
+            // far likelier than a flag written as a digit); compared with a
+            // boolean value they still hold as true and false (`FieldValue.compare`).
             if let number = Double(text) { return .number(number) }
+            if let flag = bool(text) { return .bool(flag) }
             if text.first?.isNumber == true, let date = ISO8601.parse(text).flatMap(Timestamp.init(secondsSince1970:)) {
                 return .date(date)
             }
