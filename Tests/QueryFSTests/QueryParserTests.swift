@@ -60,6 +60,20 @@ final class QueryParserTests: XCTestCase {
         XCTAssertEqual(filter("payload.rating>=4"), .compare(.payload("rating"), .greaterOrEqual, .number(4)))
     }
 
+    /// `1` and `0` against a payload are numbers (a rating, a count), and
+    /// still true and false against a payload's boolean.
+    func testOneAndZeroMatchPayloadNumbersAndBooleans() {
+        let rated = Item(name: ItemName("a.md"), kind: .file, payloadValues: ["rating": .integer(1), "count": .integer(2),
+                                                                            "done": .bool(true), "open": .bool(false)])
+        for (query, holds) in [("payload.rating=1", true), ("payload.rating>0", true), ("payload.count>1", true),
+                               ("payload.rating>1", false), ("payload.count=0", false), ("payload.rating", true),
+                               ("payload.done=1", true), ("payload.done>0", true), ("payload.open=0", true),
+                               ("payload.open=1", false), ("payload.done=yes", true), ("payload.open=false", true)] {
+            XCTAssertEqual(filter(query)?.matches(rated), holds, query)
+        }
+        XCTAssertEqual(filter("payload.rating=1"), .compare(.payload("rating"), .equal, .number(1)))
+    }
+
     func testDatesAgesAndSizes() {
         XCTAssertEqual(filter("modified>7d"), .compare(.modified, .greater, .date(Timestamp(seconds: now.seconds - 7 * day))))
         XCTAssertEqual(filter("created<12h"), .compare(.created, .less, .date(Timestamp(seconds: now.seconds - 12 * 3600))))
@@ -69,6 +83,12 @@ final class QueryParserTests: XCTestCase {
         XCTAssertEqual(filter("size>10MB"), .compare(.size, .greater, .number(10_000_000)))
         XCTAssertEqual(filter("size>10MiB"), .compare(.size, .greater, .number(10 * 1_048_576)))
         XCTAssertEqual(filter("size<=1.5kb"), .compare(.size, .lessOrEqual, .number(1500)))
+        // Days past their month's end are no dates (they were counted on into the next month).
+        for impossible in ["2024-02-30", "2023-02-29", "2024-04-31", "2100-02-29"] {
+            XCTAssertNotNil(error("modified>\(impossible)"), impossible)
+        }
+        XCTAssertNotNil(filter("modified>2024-02-29"))
+        XCTAssertNotNil(filter("modified>2000-02-29"))
     }
 
     func testNegationAndGrouping() {

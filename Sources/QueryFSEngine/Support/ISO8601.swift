@@ -8,7 +8,7 @@ package enum ISO8601 {
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
               let month = scanner.number(digits: 2), scanner.skip("-"),
               let day = scanner.number(digits: 2),
-              (1...12).contains(month), (1...31).contains(day)
+              (1...12).contains(month), (1...daysIn(month: month, of: year)).contains(day)
         else { return nil }
         var seconds = Double(daysFromCivil(year: year, month: month, day: day)) * 86_400
         if scanner.atEnd { return seconds }
@@ -40,6 +40,16 @@ package enum ISO8601 {
         let zoneMinutes = scanner.number(digits: 2) ?? 0
         guard scanner.atEnd else { return nil }
         return seconds - sign * Double(zoneHours * 3600 + zoneMinutes * 60)
+    }
+
+    /// 28 to 31: a date past its month's end (2024-02-30) is no date, where
+    /// it was counted on into the next month (found from outside).
+    static func daysIn(month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
