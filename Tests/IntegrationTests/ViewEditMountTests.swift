@@ -111,6 +111,10 @@ final class ViewEditMountTests: MountTestCase {
         XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite", fixture.mounted("either/x")) }, EPERM)
         XCTAssertEqual(errno { symlink("../bundles/nothing", fixture.mounted("archived/x")) }, ENOENT)
         XCTAssertEqual(errno { symlink("/etc/passwd", fixture.mounted("archived/x")) }, ENOENT)
+        // A path that leaves an item with `..` leads to no item (found from outside: it tagged the item).
+        XCTAssertEqual(errno { symlink("../bundles/c.hpwebsite/../../outside", fixture.mounted("archived/x")) }, ENOENT)
+        XCTAssertEqual(errno { symlink(fixture.backed("notes.txt/../../outside"), fixture.mounted("archived/x")) }, ENOENT)
+        XCTAssertNil(entry("archived", "notes.txt"))
         let log = (try? String(contentsOfFile: fixture.root + "/mount.log", encoding: .utf8)) ?? ""
         XCTAssertTrue(log.contains("either cannot be joined by an edit"), log)
     }

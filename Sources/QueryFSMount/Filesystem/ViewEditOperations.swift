@@ -363,9 +363,12 @@ extension QueryFilesystem {
 
     /// The item a path inside BACKING lies in: the shortest leading part of
     /// it that the catalog knows (`X` of `X/payload.plist`; in a recursive
-    /// collection, `notes/idea.md` of `notes/idea.md`).
+    /// collection, `notes/idea.md` of `notes/idea.md`). None for a path with
+    /// a `..` anywhere: `X/../../elsewhere` leads out of X, and was taken
+    /// for X (found from outside: such an `ln -s` tagged X).
     private func item(inPath components: [[UInt8]]) -> ItemName? {
-        catalog.withIndex { index in
+        guard !components.contains([UInt8(ascii: "."), UInt8(ascii: ".")]) else { return nil }
+        return catalog.withIndex { index in
             var prefix: [UInt8] = []
             for component in components {
                 if !prefix.isEmpty { prefix.append(UInt8(ascii: "/")) }
