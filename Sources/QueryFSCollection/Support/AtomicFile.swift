@@ -44,6 +44,14 @@ enum AtomicFile {
         let display = String(decoding: name, as: UTF8.self)
         var old = stat()
         let exists = name.withCString { fstatat(dirfd, $0, &old, AT_SYMLINK_NOFOLLOW) } == 0
+        // The mode and owner are copied from what stands there now: it
+        // must be the file the caller read (found from outside: a payload
+        // swapped for a link between the read and this gave a 0600 file a
+        // link's mode). The same check is made again just before the rename.
+        if let expected, !exists || FileIdentity(old) != expected {
+            throw SystemError(errno: EAGAIN, operation: "replace", path: display,
+                              detail: "it was saved by another program while this edit was made; nothing was written")
+        }
         // The caller must be one who may write the file itself, not only
         // its folder: a rename over it would take it over (found from
         // outside: a member of a group folder took over another's 0644 payload).
