@@ -29,6 +29,7 @@ CrashLine.install()
 do {
     // mount(8), mount.fuse3 and fstab call `queryfs BACKING MOUNTPOINT -o OPTIONS`.
     let arguments = try MountHelper.commandLine(from: CommandLine.arguments)
+    try DashedWords.check(arguments)
     var command = try QueryFSCommand.parseAsRoot(arguments)  // the same as ParsedCommandLine.arguments
     try command.run()
 } catch {

@@ -275,6 +275,13 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["ls", backing, "tag/rock/nothing"])
         try assertFailure(["ls", backing, "tag"])
         try assertFailure(["ls", backing, "bundles"])
+        // Found from outside: an empty view (a script's unset variable)
+        // listed every item, and a query starting with '-' printed the help, both with status 0.
+        try assertFailure(["ls", backing, ""], mentions: "the view is empty")
+        try assertFailure(["ls", backing, " "], mentions: "the view is empty")
+        try assertFailure(["watch", backing, ""], mentions: "the view is empty")
+        try assertFailure(["ls", backing, "-archived"], mentions: "queryfs ls BACKING -- -archived")
+        XCTAssertEqual(try run(["ls", backing, "--", "-archived"]).status, 0)
     }
 
     func testAMissingBackingDirectoryIsOneLineAndExitStatus2() throws {
@@ -697,7 +704,9 @@ final class EditCommandTests: FixtureTestCase {
                           ["set", backing, "a.b", "colour=red"], ["set", backing, "a.b", "archived=maybe"], ["undo", backing, "--since", "soon"],
                           ["tag", backing, "/etc/passwd", "--add", "x"], ["archive", backing + "/nope", "a.b"],
                           // Tags that would have no folder under tag/.
-                          ["tag", backing, "a.b", "--add", ""], ["tag", backing, "a.b", "--add", "a/../b"], ["tag", backing, "a.b", "--add", "/"]] {
+                          ["tag", backing, "a.b", "--add", ""], ["tag", backing, "a.b", "--add", "a/../b"], ["tag", backing, "a.b", "--add", "/"],
+                          // One tag both added and removed (it was added, silently).
+                          ["tag", backing, "a.b", "--add", "x", "--remove", "x"]] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 2, "\(arguments)")
             XCTAssertEqual(result.errorLines.count, 1, "\(arguments): \(result.errorLines)")

@@ -69,6 +69,8 @@ struct TagCommand: ParsableCommand {
             throw ValidationError("tag '\(lost)' would have no folder under tag/ (empty, or a part that is . or ..): not added")
         }
         guard !items.isEmpty else { throw ValidationError("name at least one item") }
+        // Added and removed at once would be one or the other, depending on the order applied (found from outside: it added).
+        if let both = add.first(where: remove.contains) { throw ValidationError("tag '\(both)' is both added and removed: say one") }
     }
 
     func run() throws {

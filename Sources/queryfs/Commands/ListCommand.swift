@@ -30,6 +30,14 @@ struct ListCommand: ParsableCommand {
     var absoluteLinksMountPoint: String?
     @OptionGroup var index: IndexOptions
 
+    func validate() throws {
+        // An empty query selects every item: from a script, an unset variable
+        // listed the whole collection with status 0 (found from outside).
+        if view.allSatisfy(\.isWhitespace) {
+            throw ValidationError("the view is empty: name a view (`queryfs views BACKING` lists them) or give a query")
+        }
+    }
+
     func run() throws {
         try reportingFailures { try requireUsableMount(backing) }
         // A mount point: the daemon's folders answer, already current.

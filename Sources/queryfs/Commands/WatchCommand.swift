@@ -21,6 +21,13 @@ struct WatchCommand: ParsableCommand {
               completion: .custom { words, _, prefix in ViewCompletion.candidates(words, prefix: prefix) })
     var view: String?
 
+    func validate() throws {
+        // As for `ls`: an empty view from an unset variable would watch every item.
+        if let view, view.allSatisfy(\.isWhitespace) {
+            throw ValidationError("the view is empty: name a view (`queryfs views BACKING` lists them) or give a query")
+        }
+    }
+
     func run() throws {
         try reportingFailures {
             let (backing, viewPath) = try resolve()

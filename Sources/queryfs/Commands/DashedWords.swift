@@ -1,0 +1,21 @@
+import ArgumentParser
+
+/// Words that start with one dash but are no option. ArgumentParser reads
+/// `-archived` as the short flags `-a -r -c -h -i -v -e -d`, finds `-h`
+/// among them and prints the help with status 0: a script's query that
+/// starts with `-` got a page of help as its entries (found from outside).
+/// The only short options are `-h`, `-0` (`ls`), `-f` and `-o` (`mount`),
+/// so any longer single-dash word before `--` is refused here instead,
+/// unless it is a number (`--last -3`) or an `-o` with its options attached.
+enum DashedWords {
+    static func check(_ arguments: [String]) throws {
+        for word in arguments.prefix(while: { $0 != "--" }) where isUnknownShortGroup(word) {
+            throw ValidationError("\(word) is not an option; a view or query that starts with '-' goes after '--' (queryfs ls BACKING -- \(word))")
+        }
+    }
+
+    private static func isUnknownShortGroup(_ word: String) -> Bool {
+        guard word.count > 2, word.hasPrefix("-"), !word.hasPrefix("--"), !word.hasPrefix("-o") else { return false }
+        return Double(word) == nil
+    }
+}
