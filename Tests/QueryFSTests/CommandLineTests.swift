@@ -3,6 +3,7 @@ import XCTest
 @testable import QueryFSEngine
 @testable import QueryFSCollection
 @testable import QueryFSMount
+import CSystemShims
 
 /// `queryfs ls`, `views` and `status` end to end (SPEC §4, issue 2): the
 /// built binary run as a user runs it.
@@ -695,6 +696,30 @@ final class EditCommandTests: FixtureTestCase {
         let lines = try run(["history", backing]).lines
         XCTAssertEqual(lines.count, 1, "\(lines)")
         XCTAssertTrue(lines.first?.contains("\ttwo\\nlines\\tand tab.b\ttags\t") == true, "\(lines)")
+    }
+
+    /// Found from outside: in a recursive collection, `sub/n.md` with `sub`
+    /// a link to a folder named the link `sub` as the item, and a race that
+    /// put the folder back tagged the folder itself. A path that goes on
+    /// past a link or a file names no item.
+    func testAPathThroughALinkInARecursiveCollectionNamesNoItem() throws {
+        writeFile(".queryfs.toml", "recursive = true\n")
+        writeFile("sub/n.md", "---\ntitle: N\n---\n")
+        let elsewhere = makeDirectory("../elsewhere-\(getpid())")
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        writeFile("../elsewhere-\(getpid())/n.md", "---\ntitle: E\n---\n")
+        XCTAssertEqual(symlink(elsewhere, path("sublink")), 0)
+        for item in ["sublink/n.md", path("sublink/n.md")] {
+            let refused = try run(["tag", backing, item, "--add", "x"])
+            XCTAssertEqual(refused.status, 2, item)
+            XCTAssertEqual(refused.errorLines.count, 1, "\(item): \(refused.errorLines)")
+            XCTAssertTrue(refused.errorLines.first?.contains("not an item") == true, "\(refused.errorLines)")
+        }
+        XCTAssertEqual(try run(["tag", backing, "sub/n.md", "--add", "x"]).status, 0, "a real folder's note still is one")
+        for folder in ["sublink", "sub"] {
+            XCTAssertEqual(qfs_getxattrat(AT_FDCWD, path(folder), "user.xdg.tags", nil, 0), -1, folder)
+        }
+        XCTAssertEqual(try String(contentsOfFile: elsewhere + "/n.md", encoding: .utf8), "---\ntitle: E\n---\n")
     }
 
     func testEditCommandMistakesAreOneLine() throws {

@@ -16,6 +16,7 @@ package enum ItemReference {
             return name
         }
         guard let path = resolvedPath(text) else {
+            if !text.hasPrefix("/"), Self.exists(root + "/" + text) { throw notAnItem(text, backing: backing) }
             throw EditError(ENOENT, "'\(text)' is neither an item of \(backing) nor a path that exists")
         }
         if let inside = components(of: path, below: root), let name = item(at: inside, in: root, recursive: recursive, payloadNames: payloadNames) { return name }
@@ -23,7 +24,11 @@ package enum ItemReference {
            let inside = components(of: "/" + rest, below: "/bundles"), let name = item(at: inside, in: root, recursive: recursive, payloadNames: payloadNames) {
             return name
         }
-        throw EditError(EINVAL, "'\(text)' is not an item of \(backing) (give its name, a path into \(backing), or into a mount of it)")
+        throw notAnItem(text, backing: backing)
+    }
+
+    private static func notAnItem(_ text: String, backing: String) -> EditError {
+        EditError(EINVAL, "'\(text)' is not an item of \(backing) (give its name, a path into \(backing), or into a mount of it)")
     }
 
     /// `resolve` for any bytes: a name or path that is not UTF-8 (a
@@ -58,12 +63,24 @@ package enum ItemReference {
     /// `item(at:in:recursive:payloadNames:)` for components of any bytes.
     private static func item(at components: [[UInt8]], in root: [UInt8], recursive: Bool, payloadNames: [String]) -> ItemName? {
         var prefix: [UInt8] = []
-        for component in components {
+        for (index, component) in components.enumerated() {
             guard component.first != UInt8(ascii: ".") else { return nil }
             prefix += (prefix.isEmpty ? [] : [UInt8(ascii: "/")]) + component
-            guard recursive, isFolderOfItems(root + [UInt8(ascii: "/")] + prefix, payloadNames: payloadNames) else { return ItemName(prefix) }
+            let path = root + [UInt8(ascii: "/")] + prefix
+            guard recursive, isFolderOfItems(path, payloadNames: payloadNames) else {
+                return index == components.count - 1 || isFolder(path) ? ItemName(prefix) : nil
+            }
         }
         return nil
+    }
+
+    /// Whether `path` is a folder itself, not a link to one. A path that
+    /// goes on past anything else names no item in it (found from outside:
+    /// with `sub` swapped for a link meanwhile, `sub/n.md` named the link
+    /// `sub`, and the tag went onto the folder `sub` once it was back).
+    private static func isFolder(_ path: [UInt8]) -> Bool {
+        var status = stat()
+        return path.withCString { lstat($0, &status) } == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 
     private static func isFolderOfItems(_ path: [UInt8], payloadNames: [String]) -> Bool {
@@ -89,11 +106,13 @@ package enum ItemReference {
     /// Nil for a hidden name, or a path that ends at a folder of items.
     static func item(at components: [String], in root: String, recursive: Bool, payloadNames: [String]) -> ItemName? {
         var prefix: [String] = []
-        for component in components {
+        for (index, component) in components.enumerated() {
             guard !component.hasPrefix(".") else { return nil }
             prefix.append(component)
             let path = prefix.joined(separator: "/")
-            guard recursive, isFolderOfItems(root + "/" + path, payloadNames: payloadNames) else { return ItemName(path) }
+            guard recursive, isFolderOfItems(root + "/" + path, payloadNames: payloadNames) else {
+                return index == components.count - 1 || isFolder(Array((root + "/" + path).utf8)) ? ItemName(path) : nil
+            }
         }
         return nil
     }
