@@ -722,6 +722,18 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try String(contentsOfFile: elsewhere + "/n.md", encoding: .utf8), "---\ntitle: E\n---\n")
     }
 
+    /// A journal that is a FIFO is said to be no regular file (each edit failed with "Invalid argument").
+    func testAJournalThatIsNoRegularFileIsSaidToBeOne() throws {
+        let payload = hipstapaper("a.b", title: "Alpha") + "/payload.plist"
+        let before = FileManager.default.contents(atPath: payload)
+        XCTAssertEqual(mkfifo(path(".queryfs-journal"), 0o600), 0)
+        let refused = try run(["tag", backing, "a.b", "--add", "x"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertEqual(refused.errorLines.count, 1, "\(refused.errorLines)")
+        XCTAssertTrue(refused.errorLines.first?.contains("not a regular file") == true, "\(refused.errorLines)")
+        XCTAssertEqual(FileManager.default.contents(atPath: payload), before)
+    }
+
     func testEditCommandMistakesAreOneLine() throws {
         hipstapaper("a.b", title: "Alpha")
         writeFile("notes.txt", "plain")

@@ -26,6 +26,24 @@ final class IndexFileTests: XCTestCase {
         try bytes.withUnsafeBufferPointer { buffer throws(IndexDecodingError) in try IndexFile.decode(buffer) }
     }
 
+    /// What is in the way of an index is said as what it is (a dangling
+    /// link was called "not an index file").
+    func testWhatAnIndexWillNotReplaceIsSaidAsWhatItIs() throws {
+        let folder = TemporaryBacking()
+        let path = folder.path + "/index"
+        XCTAssertNil(IndexFile.refusalToReplace(path), "absent")
+        XCTAssertEqual(symlink(folder.path + "/nowhere", path), 0)
+        XCTAssertEqual(IndexFile.refusalToReplace(path), "is a symbolic link")
+        XCTAssertEqual(unlink(path), 0)
+        XCTAssertEqual(mkfifo(path, 0o600), 0)
+        XCTAssertEqual(IndexFile.refusalToReplace(path), "is not a regular file")
+        XCTAssertEqual(unlink(path), 0)
+        folder.write(path, "notes")
+        XCTAssertEqual(IndexFile.refusalToReplace(path), "is not an index file (nor empty)")
+        folder.write(path, "")
+        XCTAssertNil(IndexFile.refusalToReplace(path), "empty")
+    }
+
     func testItemsReadBackAsWritten() throws {
         let contents = try decode(IndexFileProbe.sample(items))
         XCTAssertEqual(contents.items.count, items.count)

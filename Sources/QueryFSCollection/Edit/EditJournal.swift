@@ -77,6 +77,12 @@ package struct EditJournal: Sendable {
             guard fd >= 0 else { throw SystemError.current("open", path: EditJournal.fileName) }
             self.fd = fd
             do throws(SystemError) {
+                // A FIFO or device there failed each edit with "Invalid argument" (found from outside).
+                var status = stat()
+                guard fstat(fd, &status) == 0 else { throw SystemError.current("stat", path: EditJournal.fileName) }
+                guard status.st_mode & S_IFMT == S_IFREG else {
+                    throw SystemError(errno: EINVAL, operation: "open", path: EditJournal.fileName, detail: "not a regular file")
+                }
                 guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw SystemError.current("flock", path: EditJournal.fileName) }
                 try EditJournal.keepPrivate(fd, created: created, backing: backing)
                 try EditJournal.cutTornTail(fd)

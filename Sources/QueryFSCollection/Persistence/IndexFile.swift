@@ -248,15 +248,28 @@ enum IndexFile {
 
     /// Whether the file at `path` may be replaced or removed: absent, empty,
     /// or an index (a mistyped `--index ~/notes.txt` must not cost the notes).
-    static func mayReplace(_ path: String) -> Bool {
+    static func mayReplace(_ path: String) -> Bool { refusalToReplace(path) == nil }
+
+    /// Why the file at `path` may not be replaced (nil: it may), said as
+    /// what it is: a mount told "not an index file" of a dangling link and
+    /// of a folder that did not exist (found from outside).
+    static func refusalToReplace(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return errno == ENOENT }
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP: return "is a symbolic link"
+            default: return "cannot be opened: " + String(cString: strerror(errno))
+            }
+        }
         defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid() else { return false }
+        guard fstat(fd, &status) == 0 else { return "cannot be read: " + String(cString: strerror(errno)) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return "is not a regular file" }
+        guard status.st_uid == geteuid() else { return "belongs to user \(status.st_uid)" }
         var head = [UInt8](repeating: 0, count: magic.count)
         let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        return got == 0 || got == magic.count && head == magic
+        return got == 0 || got == magic.count && head == magic ? nil : "is not an index file (nor empty)"
     }
 
     /// Replaces the file at `location` whole (a reader sees the old file or

@@ -40,8 +40,8 @@ struct OpenedIndex {
             notes.append(LogNote(.warning, "index not kept: " + refusal))
             return nil
         }
-        guard IndexFile.mayReplace(location.path) else {
-            notes.append(LogNote(.warning, "index \(location.path) is not an index file (nor empty), so this mount leaves it alone and keeps none"))
+        if let refusal = IndexFile.refusalToReplace(location.path) {
+            notes.append(LogNote(.warning, "index \(location.path) \(refusal), so this mount leaves it alone and keeps none"))
             return nil
         }
         let lock: IndexLock
