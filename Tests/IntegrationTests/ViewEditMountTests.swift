@@ -302,6 +302,26 @@ final class ViewEditMountTests: MountTestCase {
         XCTAssertEqual(ViewComparison.settle(backing: fixture.backing, mountPoint: fixture.mountPoint, timeout: 2), [])
     }
 
+    /// An edit command returns once a running mount of BACKING shows its
+    /// edit (found from outside: `queryfs tag B X --add new; ls MOUNT/tag/new`
+    /// failed every time, the mount applying the edit 6–14 ms later).
+    func testAnEditCommandsChangeIsShownByTheMountWhenItReturns() throws {
+        try mount()
+        for round in 0..<12 {
+            let tag = "new\(round)"
+            let result = QueryfsBinary.run(["tag", fixture.backing, "c.hpwebsite", "--add", tag])
+            XCTAssertEqual(result.status, 0, result.stderrText)
+            XCTAssertEqual(RawFiles.list(fixture.mounted("tag/" + tag))?.count, 1, "round \(round): tag/\(tag) at once")
+            let title = "Gamma \(round)"
+            XCTAssertEqual(QueryfsBinary.run(["set", fixture.backing, "c.hpwebsite", "title=" + title]).status, 0)
+            XCTAssertNotNil(entry("by-name", "c.hpwebsite").map { $0.hasSuffix(" \(title).hpwebsite") ? $0 : nil } ?? nil,
+                            "round \(round): by-name shows the new title at once")
+        }
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertNotNil(entry("by-name", "c.hpwebsite").map { $0.hasSuffix(" Gamma 10.hpwebsite") ? $0 : nil } ?? nil, "an undo too")
+        XCTAssertEqual(RawFiles.list(fixture.mounted(".queryfs"))?.map(\.text).sorted(), ["settled", "status"])
+    }
+
     // MARK: git
 
     /// Reading lists are synced with git: an edit's diff is the edit's lines.

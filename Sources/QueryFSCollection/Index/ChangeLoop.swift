@@ -19,6 +19,7 @@ final class ChangeLoop: @unchecked Sendable {
     private let sources: ChangeSources
     private let updater: CatalogUpdater
     private let releaseWaiters: ReleaseWaiters
+    private let settleWaiters: SettleWaiters
     private let wake: WakeSignal
     /// Read at each use: a program may change the catalog's timing while it runs.
     private let currentTiming: () -> LiveCatalog.Timing
@@ -35,7 +36,7 @@ final class ChangeLoop: @unchecked Sendable {
     /// Work others asked to run on this thread (`LiveCatalog.onWatcherThread`).
     private let takeTasks: () -> [@Sendable () -> Void]
 
-    init(sources: ChangeSources, updater: CatalogUpdater, releaseWaiters: ReleaseWaiters, wake: WakeSignal,
+    init(sources: ChangeSources, updater: CatalogUpdater, releaseWaiters: ReleaseWaiters, settleWaiters: SettleWaiters, wake: WakeSignal,
          timing: @escaping () -> LiveCatalog.Timing, hooks: Hooks, shortestAge: @escaping () -> Double?,
          evaluationCacheExpiry: @escaping () -> Double?, dropIdleEvaluationCache: @escaping () -> Bool,
          idleTrim: IdleMemoryTrim,
@@ -45,6 +46,7 @@ final class ChangeLoop: @unchecked Sendable {
         self.sources = sources
         self.updater = updater
         self.releaseWaiters = releaseWaiters
+        self.settleWaiters = settleWaiters
         self.wake = wake
         currentTiming = timing
         self.hooks = hooks
@@ -66,6 +68,11 @@ final class ChangeLoop: @unchecked Sendable {
         var reconciledAwaitingUpdate: (changed: Int, seconds: Double)?
         while !isStopping() {
             var timeout: Int32 = -1
+            if burstStart == nil, !pending.needsFullRescan, !pending.configurationChanged, pending.dirtyItems.isEmpty {
+                settleWaiters.watcherIsIdle()
+                // Round again at once: a wait that begins after a waiter came lets it go.
+                if settleWaiters.anyWaiting { timeout = 0 }
+            }
             if let start = burstStart {
                 let left = timing.maximumDelayMilliseconds - (monotonicSeconds() - start) * 1000
                 timeout = max(0, min(timing.quietMilliseconds, Int32(left.rounded(.up))))
@@ -81,6 +88,7 @@ final class ChangeLoop: @unchecked Sendable {
                 let left = Int32(min(Double(Int32.max), due * 1000).rounded(.up))
                 timeout = timeout < 0 ? left : min(timeout, left)
             }
+            settleWaiters.waitBeginning()
             let events = sources.wait(timeout: timeout, wakeFD: wake.fd)
             if isStopping() { break }
             wake.drain()
@@ -137,6 +145,7 @@ final class ChangeLoop: @unchecked Sendable {
             }
         }
         releaseWaiters.stop()
+        settleWaiters.stop()
     }
 
     /// Takes out of `pending` the items the mount is writing right now: they

@@ -324,6 +324,20 @@ package final class LiveCatalog: @unchecked Sendable {
 
     private let updaterForTasks = Mutex<CatalogUpdater?>(nil)
 
+    private let settleWaiters = SettleWaiters()
+
+    /// Returns once the watcher has applied every change made in BACKING
+    /// before this call that it hears of (`SettleWaiters`), or after
+    /// `timeout` seconds (false). What a polled filesystem's poller has not
+    /// come to yet is not waited for.
+    @discardableResult
+    package func waitUntilSettled(timeout: Double = 2) -> Bool {
+        guard started.load(ordering: .relaxed), !stopping.load(ordering: .relaxed) else { return true }
+        let done = settleWaiters.register()
+        wakeSignal.wake()
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
     /// Starts the watcher thread (once).
     package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
@@ -352,7 +366,7 @@ package final class LiveCatalog: @unchecked Sendable {
         }
         updaterForTasks.withLock { $0 = updater }
         let loop = ChangeLoop(
-            sources: sources, updater: updater, releaseWaiters: releaseWaiters, wake: wakeSignal, timing: { [unowned self] in timing }, hooks: loopHooks,
+            sources: sources, updater: updater, releaseWaiters: releaseWaiters, settleWaiters: settleWaiters, wake: wakeSignal, timing: { [unowned self] in timing }, hooks: loopHooks,
             shortestAge: { [guarded] in guarded.withLock { $0.shortestAge } },
             evaluationCacheExpiry: { [guarded] in guarded.withLock { $0.evaluationCacheExpiry } },
             dropIdleEvaluationCache: { [guarded] in guarded.withLock { $0.dropIdleEvaluationCache() } },

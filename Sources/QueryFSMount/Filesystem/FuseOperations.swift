@@ -152,6 +152,7 @@ enum FuseOperations {
                 fs.coordinated(request, [node.item]) { fs.passthroughOpen(request, node, info: info!) }
             case (let fs, .bundles(let node)): fs.passthroughOpen(request, node, info: info!)
             case (let fs, .views) where id == NodeID.status: fs.openStatus(request, info: info!)
+            case (let fs, .views) where id == NodeID.settled: fs.openSettled(request, info: info!)
             // Symlink entries the kernel follows, never opens; desktop entries open for reading.
             case (let fs, .views): fs.viewOpen(request, id: id, info: info!)
             }

@@ -14,6 +14,7 @@ import QueryFSCollection
 extension QueryFilesystem {
     static let controlName = ".queryfs"
     static let statusName = "status"
+    static let settledName = "settled"
 
     /// When the watcher last applied a change (nil: none since the mount).
     var lastChange: Timestamp? { lastChangeStorage.withLock { $0 } }
@@ -120,6 +121,16 @@ extension QueryFilesystem {
     func openStatus(_ request: fuse_req_t?, info: UnsafeMutablePointer<fuse_file_info>) {
         guard info.pointee.flags & O_ACCMODE == O_RDONLY else { return fail(request, EACCES) }
         replyOpenReadOnly(request, info: info, memoryFileNamed: "queryfs-status", holding: statusText())
+    }
+
+    /// Opens `.queryfs/settled`: answered once the watcher has applied what
+    /// it heard of BACKING's changes made before the open (at most 2 s
+    /// later; the text says which). The edit commands open it, so that a
+    /// running mount shows their edit when they return.
+    func openSettled(_ request: fuse_req_t?, info: UnsafeMutablePointer<fuse_file_info>) {
+        guard info.pointee.flags & O_ACCMODE == O_RDONLY else { return fail(request, EACCES) }
+        let settled = catalog.waitUntilSettled(timeout: 2)
+        replyOpenReadOnly(request, info: info, memoryFileNamed: "queryfs-settled", holding: Array((settled ? "settled\n" : "not settled within 2 s\n").utf8))
     }
 
     /// Answers an open with a memory file holding `bytes`, whose descriptor

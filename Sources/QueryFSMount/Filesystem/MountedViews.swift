@@ -32,6 +32,18 @@ package enum MountedViews {
         return MountStatusFile.has(MountStatusFile.configurationFileField, value: ownConfiguration, in: text) ? mountPoint : nil
     }
 
+    /// Waits until every running mount of `backing` this user may ask has
+    /// applied the changes made there so far (`.queryfs/settled`), each for
+    /// at most 2 s: an edit command returns with its edit shown in them.
+    package static func settle(backing path: String) {
+        guard let resolved = resolvedPath(path) else { return }
+        for mount in MountTable.trustedQueryfsMounts(ofBacking: resolved) {
+            let file = mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.settledName
+            // Bounded: a stopped or stuck daemon must not hold the command.
+            _ = answerWithin(3) { try? readWholeFile(file) }
+        }
+    }
+
     /// A view's entries (name, symlink target) in order, or nil if the mount
     /// has no such view; a name that is not a view is asked as a query.
     /// Targets are read only when asked for (`withTargets`): a readlink each

@@ -10,6 +10,7 @@ import QueryFSCollection
 ///     4                       query/
 ///     5                       .queryfs/ (what the daemon tells about itself)
 ///     6                       .queryfs/status
+///     7                       .queryfs/settled (opened: once BACKING's changes so far are applied)
 ///     1<<61 | folder<<32 | item   a view entry (folder and item serial numbers)
 ///     1<<60 | folder              a view folder
 ///     1<<62 | backing st_ino      anything under bundles/
@@ -20,6 +21,7 @@ enum NodeID {
     static let queryRoot: UInt64 = 4
     static let control: UInt64 = 5
     static let status: UInt64 = 6
+    static let settled: UInt64 = 7
 
     private static let folderTag: UInt64 = 1 << 60
     private static let entryTag: UInt64 = 1 << 61
@@ -30,7 +32,7 @@ enum NodeID {
     static func passthrough(backingInode: UInt64) -> UInt64 { passthroughTag | (backingInode & (passthroughTag - 1)) }
 
     enum Kind: Equatable {
-        case root, bundles, tagRoot, queryRoot, control, status
+        case root, bundles, tagRoot, queryRoot, control, status, settled
         case folder(UInt32)
         case entry(folder: UInt32, item: UInt32)
         case passthrough
@@ -45,6 +47,7 @@ enum NodeID {
         case queryRoot: return .queryRoot
         case control: return .control
         case status: return .status
+        case settled: return .settled
         case _ where id & passthroughTag != 0: return .passthrough
         case _ where id & entryTag != 0: return .entry(folder: UInt32(truncatingIfNeeded: (id >> 32) & 0x0FFF_FFFF), item: UInt32(truncatingIfNeeded: id))
         case _ where id & folderTag != 0: return .folder(UInt32(truncatingIfNeeded: id))

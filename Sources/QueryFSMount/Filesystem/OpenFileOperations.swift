@@ -30,7 +30,7 @@ extension QueryFilesystem {
     /// are opened with FOPEN_NOFLUSH and never get here (no round trip per
     /// close of a read: `PassthroughOperations`).
     func flush(_ request: fuse_req_t?, id: UInt64, handle: UInt64) {
-        guard id != NodeID.status else { return fail(request, 0) }
+        guard id != NodeID.status, id != NodeID.settled else { return fail(request, 0) }
         let copy = dup(Int32(truncatingIfNeeded: handle))
         guard copy >= 0 else { return fail(request, errno) }
         fail(request, close(copy) == 0 ? 0 : errno)

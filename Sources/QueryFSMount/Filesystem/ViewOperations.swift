@@ -52,9 +52,10 @@ extension QueryFilesystem {
         case .queryRoot:
             queryFolderLookup(request, name: String(decoding: nameBytes, as: UTF8.self))
         case .control:
-            guard String(decoding: nameBytes, as: UTF8.self) == Self.statusName else { return fail(request, ENOENT) }
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            guard let id = [Self.statusName: NodeID.status, Self.settledName: NodeID.settled][name] else { return fail(request, ENOENT) }
             // Never cached: each stat and open asks again.
-            var entry = entryParameters(id: NodeID.status, attributes: statusAttributes(), timeout: 0)
+            var entry = entryParameters(id: id, attributes: viewAttributes(of: id)!, timeout: 0)
             fuse_reply_entry(request, &entry)
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return fail(request, ENOENT) }
@@ -210,6 +211,7 @@ extension QueryFilesystem {
         case .root, .tagRoot, .queryRoot: return directoryAttributes(id: id, changed: changed(id))
         case .control: return controlAttributes()
         case .status: return statusAttributes()
+        case .settled: return viewNodeAttributes(id: NodeID.settled, mode: S_IFREG | 0o444, time: mountTime)
         case .folder(let serial):
             guard let folder = folders.folder(serial: serial) else { return nil }
             return directoryAttributes(id: id, changed: folder.changed)
@@ -293,6 +295,7 @@ extension QueryFilesystem {
         case .control:
             var children = dots
             children.append(.init(name: Array(Self.statusName.utf8), attributes: statusAttributes(), id: NodeID.status))
+            children.append(.init(name: Array(Self.settledName.utf8), attributes: viewAttributes(of: NodeID.settled)!, id: NodeID.settled))
             return DirectoryListing(count: children.count) { children[$0] }
         case .queryRoot:
             return folderListing(dots, in: [ViewDefinition.queryFolder], named: folders.queryFolders)

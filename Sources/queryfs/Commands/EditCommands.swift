@@ -46,6 +46,7 @@ struct EditOptions: ParsableArguments {
                 failed = true
             }
         }
+        MountedViews.settle(backing: backing)
         if failed { throw ExitCode(2) }
     }
 }
@@ -226,6 +227,7 @@ struct UndoCommand: ParsableCommand {
                 }
             }
             output.flush()
+            MountedViews.settle(backing: try options.directory())
             if failed { throw ExitCode(2) }
         }
     }
