@@ -56,7 +56,8 @@ struct TagCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tag", abstract: "Add and remove tags of items (in their payloads; plain files: user.xdg.tags).",
         discussion: "ITEM is a bundle's name, a path into BACKING, or a path into a mount of it (bundles/X or a view's entry). "
-            + "Every edit is journaled: `queryfs undo BACKING` takes it back.")
+            + "Every edit is journaled: `queryfs undo BACKING` takes it back. "
+            + "While BACKING is mounted, the command returns once the mount shows the edit (MOUNTPOINT/.queryfs/settled).")
 
     @OptionGroup var options: EditOptions
     @Argument(help: "The items.") var items: [String]
