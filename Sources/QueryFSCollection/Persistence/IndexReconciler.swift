@@ -15,9 +15,8 @@ enum IndexReconciler {
         // Folder by folder: a nested name is stamped from its folder's
         // descriptor, not by opening that folder again for every item.
         return Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> ItemRecord? in
-            guard let indexed = index[name], indexed.stamp != 0, let folderFD,
-                  let current = stamper.stamp(of: leaf, in: folderFD) else { return nil }
-            return (current.value == 0 ? 1 : current.value) == indexed.stamp ? indexed : nil
+            guard let indexed = index[name], indexed.stamp != 0, let folderFD else { return nil }
+            return stamper.hasStamp(indexed.stamp, leaf, in: folderFD) ? indexed : nil
         }
     }
 
@@ -30,8 +29,8 @@ enum IndexReconciler {
         guard names.count == stamps.count else { return false }
         let stamper = stamper(for: root)
         return !Scanner.mapByFolder(names, in: root.fd, threads: threads) { name, leaf, folderFD -> Bool in
-            guard let indexed = stamps[name], indexed != 0, let folderFD, let current = stamper.stamp(of: leaf, in: folderFD) else { return false }
-            return (current.value == 0 ? 1 : current.value) == indexed
+            guard let indexed = stamps[name], indexed != 0, let folderFD else { return false }
+            return stamper.hasStamp(indexed, leaf, in: folderFD)
         }.contains(false)
     }
 
