@@ -72,6 +72,13 @@ final class QueryParserTests: XCTestCase {
             XCTAssertEqual(filter(query)?.matches(rated), holds, query)
         }
         XCTAssertEqual(filter("payload.rating=1"), .compare(.payload("rating"), .equal, .number(1)))
+        // Quoted, a payload value is text (a zip code, a version string, "true" as a word).
+        let texts = Item(name: ItemName("b.md"), kind: .file, payloadValues: ["zip": .string("01234"), "word": .string("true"), "one": .string("1")])
+        for (query, holds) in [("payload.zip=\"01234\"", true), ("payload.word=\"true\"", true), ("payload.one=\"1\"", true),
+                               ("payload.one!=\"1\"", false), ("payload.zip=01234", false)] {
+            XCTAssertEqual(filter(query)?.matches(texts), holds, query)
+        }
+        XCTAssertEqual(filter("payload.rating=\"1\"")?.matches(rated), false, "the text 1 is not the number 1")
     }
 
     func testDatesAgesAndSizes() {

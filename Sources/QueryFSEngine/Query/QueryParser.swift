@@ -132,7 +132,11 @@ struct QueryParser {
                 let test = Predicate.contains(.tags, .text(text))
                 return comparison == .equal ? test : .not(test)
             }
-            let value = try QueryValues.value(text, for: field, now: now, at: valueStart)
+            // A quoted payload value is text, whatever it looks like: `payload.zip="01234"`
+            // never matched the text it names, read as a number (found from outside).
+            let quoted = characters.indices.contains(valueStart) && characters[valueStart] == "\""
+            let value = quoted && { if case .payload = field { true } else { false } }()
+                ? .text(text) : try QueryValues.value(text, for: field, now: now, at: valueStart)
             if case .date = value, let age = QueryValues.age(text) { shortestAge = min(shortestAge ?? age, age) }
             return .compare(field, comparison, value)
         }
