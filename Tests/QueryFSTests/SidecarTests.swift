@@ -265,4 +265,22 @@ final class SidecarEditTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: backing.path + "/orphan.xmp.xmp"), "no sidecar of a sidecar")
         XCTAssertEqual(try editor.fields(of: ItemName("orphan.xmp")).tags, ["stray"], "its attribute")
     }
+
+    /// A sidecar made by root is its photo's owner's, with the photo's mode
+    /// (it was root's, and the user's darktable could not write it).
+    func testASidecarMadeByRootIsThePhotosOwners() throws {
+        try XCTSkipUnless(geteuid() == 0, "needs root to give a file away")
+        let backing = TemporaryBacking()
+        backing.write(backing.path + "/IMG_2.jpg", "jpeg")
+        XCTAssertEqual(chown(backing.path + "/IMG_2.jpg", 4242, 4343), 0)
+        XCTAssertEqual(chmod(backing.path + "/IMG_2.jpg", 0o640), 0)
+        var sources = FieldSources()
+        sources.sidecars = Sidecars([.xmp])
+        let editor = ItemEditor(backing: try BackingDirectory(path: backing.path, readingAs: sources), sources: sources, journals: false)
+        XCTAssertNoThrow(try editor.apply([.addTag("print")], to: ItemName("IMG_2.jpg")))
+        var made = stat()
+        XCTAssertEqual(stat(backing.path + "/IMG_2.jpg.xmp", &made), 0)
+        XCTAssertEqual([made.st_uid, made.st_gid], [4242, 4343])
+        XCTAssertEqual(made.st_mode & 0o7777, 0o640)
+    }
 }

@@ -756,7 +756,13 @@ struct ItemState {
         if let sidecarName, files.contains(Self.journalName(ofSidecar: sidecarName)) {
             do throws(SystemError) {
                 if let bytes = sidecarFile {
-                    try AtomicFile.replaceUnflushed(sidecarName, in: rootFD, with: bytes)
+                    // A sidecar made anew is its photo's: owner and mode (found from
+                    // outside: made by root in a user's collection, it was root's,
+                    // and darktable running as the user could no longer write it).
+                    var photo = stat()
+                    let found = item.withCString { fstatat(rootFD, $0, &photo, AT_SYMLINK_NOFOLLOW) } == 0
+                    try AtomicFile.replaceUnflushed(sidecarName, in: rootFD, with: bytes, newFileLike: found ? photo : nil,
+                                                    newFileMode: found ? photo.st_mode & 0o666 : 0o644)
                 } else if sidecarName.withCString({ unlinkat(rootFD, $0, 0) }) != 0, errno != ENOENT {
                     throw SystemError.current("unlink")
                 }
