@@ -76,6 +76,20 @@ final class EditTests: FixtureTestCase {
 
     // MARK: XML
 
+    /// An item read under its lock that is no folder or regular file was
+    /// put in place of the one locked: the edit stops (a note swapped with
+    /// a link got its tags in the attribute of the note that came back).
+    func testAnItemSwappedForALinkAfterItsLockIsNotEdited() throws {
+        writeFile("n.md", "---\ntitle: N\n---\n")
+        XCTAssertEqual(symlink(path("n.md"), path("link.md")), 0)
+        let rootFD = open(backing, O_RDONLY | O_DIRECTORY)
+        defer { close(rootFD) }
+        XCTAssertThrowsError(try ItemState.read(ItemName("link.md"), in: rootFD, payloadNames: FieldSources.defaultPayloadNames)) { error in
+            XCTAssertEqual((error as? EditError)?.errno, EAGAIN)
+        }
+        XCTAssertNoThrow(try ItemState.read(ItemName("n.md"), in: rootFD, payloadNames: FieldSources.defaultPayloadNames))
+    }
+
     func testXMLEditsChangeOnlyTheLinesOfTheChangedValues() throws {
         bundle("x.b", file: "payload.plist", contents: Array(Self.hipstapaperXML.utf8))
         let editor = try editor()

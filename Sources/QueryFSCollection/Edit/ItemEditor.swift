@@ -336,6 +336,13 @@ struct ItemState {
         guard item.withCString({ fstatat(rootFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             throw EditError(errno, "\(item): \(String(cString: strerror(errno)))")
         }
+        // Locked, the item was a folder or a regular file (nothing else can
+        // be locked): anything else now was put in its place meanwhile, and
+        // its tags would have gone to the attribute of what came back (found
+        // from outside: a note swapped with a link during `tag`).
+        guard [S_IFDIR, S_IFREG].contains(status.st_mode & S_IFMT) else {
+            throw EditError(EAGAIN, "\(item) was replaced while it was being edited; nothing was written")
+        }
         var state = ItemState(isBundle: status.st_mode & S_IFMT == S_IFDIR)
         state.attribute = item.withCString { name in Self.attribute(of: rootFD, name) }
         guard state.isBundle else {
