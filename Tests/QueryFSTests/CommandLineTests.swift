@@ -722,6 +722,26 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try String(contentsOfFile: elsewhere + "/n.md", encoding: .utf8), "---\ntitle: E\n---\n")
     }
 
+    /// An undo whose output cannot be written is made all the same, and
+    /// says so: a script retrying on status 2 took back a second edit.
+    func testAnUndoWhoseOutputIsLostSaysItWasMade() throws {
+        hipstapaper("a.b", title: "Alpha")
+        XCTAssertEqual(try run(["set", backing, "a.b", "title=One"]).status, 0)
+        XCTAssertEqual(try run(["set", backing, "a.b", "title=Two"]).status, 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        process.arguments = ["undo", backing]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 2)
+        XCTAssertTrue(text.contains("cannot write the output") && text.contains("undone all the same"), text)
+        XCTAssertEqual(try scanItem("a.b").title, "One")
+    }
+
     /// A journal that is a FIFO is said to be no regular file (each edit failed with "Invalid argument").
     func testAJournalThatIsNoRegularFileIsSaidToBeOne() throws {
         let payload = hipstapaper("a.b", title: "Alpha") + "/payload.plist"

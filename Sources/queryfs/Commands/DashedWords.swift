@@ -9,8 +9,9 @@ import ArgumentParser
 /// unless it is a number (`--last -3`) or an `-o` with its options attached.
 enum DashedWords {
     static func check(_ arguments: [String]) throws {
+        let command = arguments.first.map { $0.hasPrefix("-") ? "ls" : $0 } ?? "ls"
         for word in arguments.prefix(while: { $0 != "--" }) where isUnknownShortGroup(word) {
-            throw ValidationError("\(word) is not an option; a view or query that starts with '-' goes after '--' (queryfs ls BACKING -- \(word))")
+            throw ValidationError("\(word) is not an option; an argument that starts with '-' goes after '--' (queryfs \(command) BACKING -- \(word))")
         }
     }
 

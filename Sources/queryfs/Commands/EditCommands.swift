@@ -207,7 +207,7 @@ struct UndoCommand: ParsableCommand {
             }
             let editor = try options.editor()
             var failed = false
-            var output = StandardOutput()
+            var output = StandardOutput(doneAnyway: "what was undone is undone all the same: `queryfs history` lists it")
             for entry in chosen {
                 do throws(EditError) {
                     if let undoing = try editor.undo(entry) {

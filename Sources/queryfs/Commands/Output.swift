@@ -6,8 +6,15 @@ import Glibc
 /// bytes (item names need not be UTF-8), and 100,000 lines must be quick.
 struct StandardOutput {
     private var buffer: [UInt8] = []
+    /// Said after a write failure's reason: what was done all the same
+    /// (an undo whose output is lost was still made: a script that retried
+    /// on status 2 took back a second edit, found from outside).
+    private let doneAnyway: String?
 
-    init() { buffer.reserveCapacity(1 << 16) }
+    init(doneAnyway: String? = nil) {
+        self.doneAnyway = doneAnyway
+        buffer.reserveCapacity(1 << 16)
+    }
 
     mutating func write(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)
@@ -26,7 +33,7 @@ struct StandardOutput {
     /// into a full disk for good).
     mutating func flush() {
         guard !buffer.isEmpty else { return }
-        if StandardDescriptors.outputWasClosed { Self.fail(EBADF) }
+        if StandardDescriptors.outputWasClosed { fail(EBADF) }
         buffer.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
@@ -34,7 +41,7 @@ struct StandardOutput {
                 if written < 0 {
                     if errno == EINTR { continue }
                     if errno == EPIPE { exit(128 + SIGPIPE) }
-                    Self.fail(errno)
+                    fail(errno)
                 }
                 offset += written
             }
@@ -42,8 +49,8 @@ struct StandardOutput {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    private static func fail(_ code: Int32) -> Never {
-        printError("cannot write the output: \(String(cString: strerror(code)))")
+    private func fail(_ code: Int32) -> Never {
+        printError("cannot write the output: \(String(cString: strerror(code)))" + (doneAnyway.map { " (\($0))" } ?? ""))
         exit(2)
     }
 }
