@@ -722,6 +722,15 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try String(contentsOfFile: elsewhere + "/n.md", encoding: .utf8), "---\ntitle: E\n---\n")
     }
 
+    /// A key that feeds a field, changed with the field left as it was
+    /// (an empty tag list made a string), is journaled as the key, not as
+    /// "no change".
+    func testAFieldsKeyChangedWithTheFieldAsItWasIsJournaled() throws {
+        hipstapaper("a.b", title: "Alpha")
+        XCTAssertEqual(try run(["set", backing, "a.b", "payload.tags=foo"]).status, 0)
+        XCTAssertTrue(try run(["history", backing]).output.contains("\ta.b\tpayload.tags\t[] -> \"foo\""))
+    }
+
     /// An undo whose output cannot be written is made all the same, and
     /// says so: a script retrying on status 2 took back a second edit.
     func testAnUndoWhoseOutputIsLostSaysItWasMade() throws {

@@ -235,9 +235,17 @@ package struct ItemEditor: Sendable {
         -> EditJournal.Entry
     {
         let before = original.item(named: item, sources: sources), after = changed.item(named: item, sources: sources)
-        let changes = Self.fields(original, changed, sources: sources).compactMap { field -> EditJournal.Change? in
+        var changes = Self.fields(original, changed, sources: sources).compactMap { field -> EditJournal.Change? in
             let old = Self.value(of: field, in: before, state: original), new = Self.value(of: field, in: after, state: changed)
             return old == new ? nil : EditJournal.Change(field: field, old: old, new: new)
+        }
+        // A key that feeds a field, changed with the field left as it was
+        // (`set X payload.tags=foo`: a list became a string the tags are
+        // not read from), is journaled as the key: it was "no change".
+        if changes.isEmpty, case .dictionary(let old)? = original.keyedValues, case .dictionary(let new)? = changed.keyedValues {
+            changes = Set(old.keys).union(new.keys).sorted().compactMap { key in
+                old[key] == new[key] ? nil : EditJournal.Change(field: "payload." + key, old: old[key], new: new[key])
+            }
         }
         return EditJournal.Entry(
             id: EditJournal.newID(), time: Timestamp.now.timeInterval, item: item, changes: changes,
