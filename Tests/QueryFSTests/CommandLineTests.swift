@@ -283,6 +283,7 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["watch", backing, ""], mentions: "the view is empty")
         try assertFailure(["ls", backing, "-archived"], mentions: "queryfs ls BACKING -- -archived")
         XCTAssertEqual(try run(["ls", backing, "--", "-archived"]).status, 0)
+        try assertFailure(["tag", backing, "x", "--add", "-dash"], mentions: "give it as --add=-dash")
     }
 
     func testAMissingBackingDirectoryIsOneLineAndExitStatus2() throws {
@@ -729,6 +730,19 @@ final class EditCommandTests: FixtureTestCase {
         hipstapaper("a.b", title: "Alpha")
         XCTAssertEqual(try run(["set", backing, "a.b", "payload.tags=foo"]).status, 0)
         XCTAssertTrue(try run(["history", backing]).output.contains("\ta.b\tpayload.tags\t[] -> \"foo\""))
+    }
+
+    /// A tag in a note's text (`#dup`) and its front matter both is the
+    /// text's to remove: taken from the front matter alone it stayed, and
+    /// the command said it had gone (found from outside).
+    func testATagWrittenInTheTextTooIsNotTakenFromTheFrontMatterAlone() throws {
+        writeFile(".queryfs.toml", "format = \"obsidian\"\n")
+        let note = "---\ntitle: Both\ntags: [dup]\n---\nText #dup here.\n"
+        writeFile("both.md", note)
+        let refused = try run(["tag", backing, "both.md", "--remove", "dup"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.errorLines.first?.contains("is written in the note's text") == true, "\(refused.errorLines)")
+        XCTAssertEqual(try String(contentsOfFile: path("both.md"), encoding: .utf8), note)
     }
 
     /// An undo whose output cannot be written is made all the same, and

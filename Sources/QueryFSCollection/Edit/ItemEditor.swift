@@ -574,10 +574,11 @@ struct ItemState {
     }
 
     private mutating func changeTags(_ sources: FieldSources, _ change: (String) -> String??) throws(EditError) {
-        // A tag written in the note's text (`#tag`) is the text's: refused, not silently kept.
+        // A tag written in the note's text (`#tag`) is the text's: refused, not silently kept
+        // — also when the front matter names it too: taken from there alone, it stayed
+        // in its folder, and `rm` said it had gone (found from outside).
         if sources.inlineTags, let bytes = noteFile,
-           let written = InlineTags.read(FrontMatter.body(Array(bytes.prefix(FrontMatter.Limits.headBytes)))).first(where: { change($0) != nil }),
-           !noteFields(sources).tags.contains(written) {
+           let written = InlineTags.read(FrontMatter.body(Array(bytes.prefix(FrontMatter.Limits.headBytes)))).first(where: { change($0) != nil }) {
             throw EditError(EROFS, "tag '\(written)' is written in the note's text (#\(written)): change it there")
         }
         // A JSON sidecar's tags are its tool's (yt-dlp's): refused, not silently kept

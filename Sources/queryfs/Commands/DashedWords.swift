@@ -10,7 +10,12 @@ import ArgumentParser
 enum DashedWords {
     static func check(_ arguments: [String]) throws {
         let command = arguments.first.map { $0.hasPrefix("-") ? "ls" : $0 } ?? "ls"
-        for word in arguments.prefix(while: { $0 != "--" }) where isUnknownShortGroup(word) {
+        let words = Array(arguments.prefix(while: { $0 != "--" }))
+        for (index, word) in words.enumerated() where isUnknownShortGroup(word) {
+            // The value of an option before it (`--add -dash`): given with `=`, it is taken as it is.
+            if index > 0, words[index - 1].hasPrefix("--"), !words[index - 1].contains("=") {
+                throw ValidationError("\(word) is not an option; as the value of \(words[index - 1]), give it as \(words[index - 1])=\(word)")
+            }
             throw ValidationError("\(word) is not an option; an argument that starts with '-' goes after '--' (queryfs \(command) BACKING -- \(word))")
         }
     }
