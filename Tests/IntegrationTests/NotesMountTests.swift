@@ -194,7 +194,8 @@ final class NotesMountTests: MountTestCase {
     /// renamed before it are renamed back, the folder keeps its name, and
     /// mv fails (found from outside: some items renamed, a ghost folder).
     func testATagRenameOneItemCannotTakeChangesNothing() throws {
-        let toml = "+++\ntitle = \"Zulu\"\ntags = [\n  \"alpha\",\n]\n+++\n"
+        // Tags as one TOML string: no array, which is all a TOML edit writes.
+        let toml = "+++\ntitle = \"Zulu\"\ntags = \"alpha\"\n+++\n"
         fixture = MountedFixture { corpus in
             corpus.bundle("a.hpwebsite", title: "Alpha item", tags: ["alpha"], mtime: 2_000)
             corpus.file(Array("z.md".utf8), contents: Array(toml.utf8), mtime: 1_000)

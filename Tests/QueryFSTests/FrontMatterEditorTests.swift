@@ -69,6 +69,21 @@ final class FrontMatterEditorTests: XCTestCase {
                        "a new key goes first: after a table header it would belong to the table")
     }
 
+    /// A TOML array over several lines, with comments and a trailing comma
+    /// (Hugo's own style), takes an edit line by line (found from outside: refused).
+    func testATOMLArrayOverLinesTakesEdits() throws {
+        let note = "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n  \"beta\",\n]\n+++\nB\n"
+        XCTAssertEqual(try tags(note, ["alpha", "beta", "new"]), "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n  \"beta\", \"new\",\n]\n+++\nB\n")
+        XCTAssertEqual(try tags(note, ["alpha"]), "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n]\n+++\nB\n")
+        XCTAssertEqual(try tags(note, ["beta"]), "+++\ntitle = \"m\"\ntags = [\n  \"beta\",\n]\n+++\nB\n")
+        XCTAssertEqual(try tags("+++\ntags = [\n  \"only\",\n]\n+++\n", []), "+++\ntags = [\n]\n+++\n")
+        XCTAssertEqual(try tags("+++\ntags = [\"alpha\",\n  \"beta\"]\n+++\n", ["alpha", "beta", "c"]), "+++\ntags = [\"alpha\",\n  \"beta\", \"c\"]\n+++\n")
+        // One string of tags is no array: said so.
+        XCTAssertThrowsError(try tags("+++\ntags = \"alpha, beta\"\n+++\n", ["alpha", "beta", "new"])) { error in
+            XCTAssertTrue("\(error)".contains("not a TOML array of strings"), "\(error)")
+        }
+    }
+
     func testTitleAndArchivedInYAML() throws {
         XCTAssertEqual(try set("---\ntitle: Old # note\ntags: [a]\n---\n", "title", .string("New: one")), "---\ntitle: \"New: one\" # note\ntags: [a]\n---\n")
         XCTAssertEqual(try set("---\ntags: [a]\n---\n# Heading\n", "title", .string("Given")), "---\ntags: [a]\ntitle: Given\n---\n# Heading\n")

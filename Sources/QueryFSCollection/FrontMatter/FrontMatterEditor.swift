@@ -262,7 +262,7 @@ struct FrontMatterBlock {
         case .toml:
             let layout = TOMLBlockLayout(text)
             guard let array = layout.array("tags") else {
-                guard layout.hasKey("tags") == false else { throw FrontMatterError(message: "the tags are not a list this edit can change") }
+                guard layout.hasKey("tags") == false else { throw Self.notATOMLArray }
                 return insertLine("tags = [" + TOMLText.render(tag) + "]")
             }
             if let last = array.elements.last {
@@ -305,20 +305,41 @@ struct FrontMatterBlock {
         case .toml:
             let layout = TOMLBlockLayout(text)
             guard let array = layout.array("tags") else {
-                if layout.hasKey("tags") { throw FrontMatterError(message: "the tags are not a list this edit can change") }
+                if layout.hasKey("tags") { throw Self.notATOMLArray }
                 return
             }
             try removeFlowElement(tag, elements: array.elements, in: array.open..<(array.close + 1), matches: { $0.text == tag })
         }
     }
 
-    /// Removes one element of a one-line list `[a, b, c]` with the separator that goes with it.
+    /// In TOML, only an array of strings is written to: one string of tags
+    /// (`tags = "a, b"`) or anything else is said as such, not as "no list".
+    private static let notATOMLArray = FrontMatterError(message: "the tags are not a TOML array of strings (tags = [\"a\", \"b\"]), which is all this edit writes")
+
+    /// Removes one element of a list `[a, b, c]` with the separator that goes with it.
     private mutating func removeFlowElement(_ tag: String, elements: [YAMLBlockLayout.Scalar], in range: Range<Int>,
                                             matches: (YAMLBlockLayout.Scalar) -> Bool) throws(FrontMatterError) {
         guard let index = elements.firstIndex(where: matches) else { throw FrontMatterError(message: "tag '\(tag)' is not one element of the list") }
-        let cut: Range<Int>
+        // An element on a line of its own (a list over lines): that line goes, its comment with it.
+        let element = elements[index].range, own = line(around: element.lowerBound)
+        let before = textBytes.dropFirst(own.start).prefix(element.lowerBound - own.start)
+        let after = Array(textBytes.dropFirst(element.upperBound).prefix(max(0, own.next - element.upperBound)))
+        let blank: (UInt8) -> Bool = { $0 == 32 || $0 == 9 }
+        let afterBlanks = after.drop(while: blank)
+        let afterComma = afterBlanks.first == UInt8(ascii: ",") ? afterBlanks.dropFirst() : afterBlanks
+        let rest = afterComma.drop(while: blank)
+        if own.next <= range.upperBound, own.start > range.lowerBound, before.allSatisfy(blank),
+           rest.first.map({ $0 == UInt8(ascii: "#") || $0 == 10 || $0 == 13 }) ?? true {
+            return replace(own.start..<own.next, with: "")
+        }
+        var cut: Range<Int>
         if elements.count == 1 {
             cut = elements[0].range
+            // Its trailing comma too (`[\n  "a",\n]`): a list of none that starts with one is no TOML.
+            let rest = Array(textBytes.dropFirst(cut.upperBound).prefix(range.upperBound - cut.upperBound))
+            if let offset = rest.firstIndex(where: { $0 != 32 && $0 != 9 }), rest[offset] == UInt8(ascii: ",") {
+                cut = cut.lowerBound..<(cut.upperBound + offset + 1)
+            }
         } else if index > 0 {
             cut = elements[index - 1].range.upperBound..<elements[index].range.upperBound  // `, b`
         } else {

@@ -1,6 +1,6 @@
 /// Where the top-level keys of a TOML front-matter block lie, line by line:
-/// only the shapes an edit rewrites — `key = "text"`, `key = true`, and a
-/// one-line array of strings `key = ["a", 'b']` — before the first
+/// only the shapes an edit rewrites — `key = "text"`, `key = true`, and an
+/// array of strings `key = ["a", 'b']` (over lines too) — before the first
 /// `[table]` header (keys after one belong to that table). The result of
 /// every edit is read again by toml++ (`FrontMatterEditor`), which is what
 /// decides whether it holds; this only finds places.
@@ -48,24 +48,29 @@ struct TOMLBlockLayout {
         return nil
     }
 
-    /// A one-line array of strings under `key`.
+    /// An array of strings under `key`, on one line or over several (each
+    /// element a one-line string; comments between them): found from
+    /// outside, a Hugo note's `tags = [` list over lines could not be edited.
     func array(_ key: String) -> Array? {
         guard let line = lines.first(where: { $0.key == key }), line.valueStart < line.valueEnd,
               bytes[line.valueStart] == UInt8(ascii: "[") else { return nil }
         var elements: [YAMLBlockLayout.Scalar] = []
         var index = line.valueStart + 1
-        while index < line.valueEnd {
+        while index < bytes.count {
             let byte = bytes[index]
-            if byte == 32 || byte == 9 || byte == UInt8(ascii: ",") {
+            let lineEnd = bytes[index...].firstIndex(of: 10) ?? bytes.count
+            if byte == 32 || byte == 9 || byte == 10 || byte == 13 || byte == UInt8(ascii: ",") {
                 index += 1
+            } else if byte == UInt8(ascii: "#") {
+                index = lineEnd  // a comment, to the end of its line
             } else if byte == UInt8(ascii: "]") {
                 return Array(open: line.valueStart, close: index, elements: elements)
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'"), let string = string(at: index, end: line.valueEnd) {
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'"), let string = string(at: index, end: lineEnd) {
                 elements.append(YAMLBlockLayout.Scalar(range: index..<string.end, style: byte == UInt8(ascii: "'") ? .singleQuoted : .doubleQuoted,
                                                        text: string.text))
                 index = string.end
             } else {
-                return nil  // not a list of strings on one line
+                return nil  // not an array of one-line strings
             }
         }
         return nil
