@@ -745,6 +745,18 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try String(contentsOfFile: path("both.md"), encoding: .utf8), note)
     }
 
+    /// The block a note's first tag made goes whole when that tag is taken
+    /// back field by field (the body changed since): it left `tags: []`.
+    func testUndoingANotesFirstTagAfterItsBodyChangedTakesTheBlockAway() throws {
+        writeFile("n.md", "Just a body line.\n")
+        XCTAssertEqual(try run(["tag", backing, "n.md", "--add", "first"]).status, 0)
+        let tagged = try String(contentsOfFile: path("n.md"), encoding: .utf8)
+        XCTAssertTrue(tagged.hasPrefix("---\n"), tagged)
+        writeFile("n.md", tagged + "appended\n")
+        XCTAssertEqual(try run(["undo", backing]).status, 0)
+        XCTAssertEqual(try String(contentsOfFile: path("n.md"), encoding: .utf8), "Just a body line.\nappended\n")
+    }
+
     /// An undo whose output cannot be written is made all the same, and
     /// says so: a script retrying on status 2 took back a second edit.
     func testAnUndoWhoseOutputIsLostSaysItWasMade() throws {

@@ -87,6 +87,12 @@ package struct ItemEditor: Sendable {
                 for change in entry.changes {
                     for edit in Self.edits(restoring: change, from: now) { try restored.apply(edit, sources: sources, item: entry.item) }
                 }
+                // A block the edit made, taken back field by field, left `tags: []`
+                // in a note that had no front matter (found from outside): it goes whole.
+                if let made = entry.files.first(where: { $0.name == EditJournal.itemFile })?.before, !FrontMatterEditor.startsWithBlock(made),
+                   let note = restored.noteFile, let without = FrontMatterEditor.removingEmptyTagsBlock(note) {
+                    restored.setNote(without)
+                }
             }
             return try commit(restored, from: state, item: entry.item, at: place, undoes: entry.id)
         }

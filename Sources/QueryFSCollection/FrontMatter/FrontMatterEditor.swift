@@ -14,6 +14,25 @@ enum FrontMatterEditor {
     /// The note with its front-matter tags made `tags` (tags it had keep
     /// their place; new ones go at the end). A Markdown note without front
     /// matter gets a YAML block holding them.
+    /// Whether `note` opens with a front-matter block (after a byte order mark): `---` or `+++` on its first line.
+    static func startsWithBlock(_ note: [UInt8]) -> Bool {
+        let text = note.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(note.dropFirst(3)) : note
+        return ["---\n", "---\r\n", "+++\n", "+++\r\n"].contains { text.starts(with: Array($0.utf8)) }
+    }
+
+    /// `note` without a block that holds nothing but an empty list of tags
+    /// (`---`, `tags: []`, `---`, as an edit's first tag leaves it once taken
+    /// back), or nil when it has no such block.
+    static func removingEmptyTagsBlock(_ note: [UInt8]) -> [UInt8]? {
+        let mark = note.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        for eol in ["\n", "\r\n"] {
+            for block in ["---\(eol)tags: []\(eol)---\(eol)", "+++\(eol)tags = []\(eol)+++\(eol)"] where note.dropFirst(mark).starts(with: Array(block.utf8)) {
+                return Array(note.prefix(mark)) + Array(note.dropFirst(mark + block.utf8.count))
+            }
+        }
+        return nil
+    }
+
     static func settingTags(_ tags: [String], in note: [UInt8], name: ItemName) throws(FrontMatterError) -> [UInt8] {
         let before = FrontMatter.parse(Array(note.prefix(FrontMatter.Limits.headBytes)))
         let old = Self.tags(before)

@@ -15,6 +15,8 @@ extension QueryFilesystem {
     static let controlName = ".queryfs"
     static let statusName = "status"
     static let settledName = "settled"
+    /// Opens of `.queryfs/settled` waiting at once, at most (of the session's 16 threads).
+    static let settleOpensAtOnce = 4
 
     /// When the watcher last applied a change (nil: none since the mount).
     var lastChange: Timestamp? { lastChangeStorage.withLock { $0 } }
@@ -129,6 +131,14 @@ extension QueryFilesystem {
     /// running mount shows their edit when they return.
     func openSettled(_ request: fuse_req_t?, info: UnsafeMutablePointer<fuse_file_info>) {
         guard info.pointee.flags & O_ACCMODE == O_RDONLY else { return fail(request, EACCES) }
+        // Each open holds one of the session's threads while it waits: a few
+        // at once, so that opens in a loop (anyone's, with allow_other) never
+        // leave the mount without threads for its requests while the watcher works.
+        guard settleOpens.add(1, ordering: .relaxed).newValue <= Self.settleOpensAtOnce else {
+            settleOpens.subtract(1, ordering: .relaxed)
+            return fail(request, EBUSY)
+        }
+        defer { settleOpens.subtract(1, ordering: .relaxed) }
         let settled = catalog.waitUntilSettled(timeout: 2)
         replyOpenReadOnly(request, info: info, memoryFileNamed: "queryfs-settled", holding: Array((settled ? "settled\n" : "not settled within 2 s\n").utf8))
     }

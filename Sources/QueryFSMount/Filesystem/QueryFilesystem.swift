@@ -94,6 +94,8 @@ package final class QueryFilesystem: @unchecked Sendable {
     var mountOptions: [String] { settings.mountOptions }
     /// When the watcher last applied a change (see `lastChange`).
     let lastChangeStorage = Mutex<Timestamp?>(nil)
+    /// Opens of `.queryfs/settled` waiting now (`openSettled`).
+    let settleOpens = Atomic<Int>(0)
 
     /// The fixed top-level names of the root, in listing order (then the configured views).
     package static let bundlesName = "bundles"
