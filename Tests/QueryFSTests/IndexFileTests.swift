@@ -44,6 +44,19 @@ final class IndexFileTests: XCTestCase {
         XCTAssertNil(IndexFile.refusalToReplace(path), "empty")
     }
 
+    /// A HOME that does not exist is not where the index goes: it would be made (as root, /nonexistent was).
+    func testAHomeThatDoesNotExistIsNotMade() {
+        let saved: [(String, String?)] = ["HOME", "XDG_CACHE_HOME", "CACHE_DIRECTORY"].map { name in (name, getenv(name).map { String(cString: $0) }) }
+        defer { for (name, value) in saved { if let value { setenv(name, value, 1) } else { unsetenv(name) } } }
+        unsetenv("XDG_CACHE_HOME")
+        unsetenv("CACHE_DIRECTORY")
+        let missing = "/tmp/queryfs-no-such-home-\(getpid())"
+        setenv("HOME", missing, 1)
+        let location = IndexLocation.standard(for: "/tmp/some-backing")
+        XCTAssertFalse(location?.path.hasPrefix(missing) ?? false, "\(String(describing: location?.path))")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing))
+    }
+
     func testItemsReadBackAsWritten() throws {
         let contents = try decode(IndexFileProbe.sample(items))
         XCTAssertEqual(contents.items.count, items.count)

@@ -63,11 +63,17 @@ package struct IndexLocation: Sendable, Equatable {
             return given
         }
         if let cache = environment("XDG_CACHE_HOME"), cache.hasPrefix("/"), usable(cache) { return cache + "/queryfs" }
-        if let home = environment("HOME"), home.hasPrefix("/"), home != "/", usable(home) { return home + "/.cache/queryfs" }
+        // A home folder that does not exist is not made (found from outside:
+        // HOME=/nonexistent made /nonexistent, as root).
+        func exists(_ folder: String) -> Bool {
+            var status = stat()
+            return stat(folder, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+        }
+        if let home = environment("HOME"), home.hasPrefix("/"), home != "/", usable(home), exists(home) { return home + "/.cache/queryfs" }
         if geteuid() == 0 { return "/var/cache/queryfs" }
         guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return nil }
         let home = String(cString: directory)
-        return home.hasPrefix("/") ? home + "/.cache/queryfs" : nil
+        return home.hasPrefix("/") && exists(home) ? home + "/.cache/queryfs" : nil
     }
 
     private static func environment(_ name: String) -> String? {
