@@ -294,6 +294,8 @@ enum IndexFile {
         case .success(let read): bytes = read
         case .failure(let rejection): return .failure(rejection)
         }
+        // An empty file is one an index is yet to be written into, not a corrupt one (it was called that).
+        if bytes.isEmpty { return .failure(.missing) }
         let decoded: Result<Contents, IndexDecodingError> = bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(IndexDecodingError) in try decode(buffer) }
         }
