@@ -757,6 +757,14 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try String(contentsOfFile: path("n.md"), encoding: .utf8), "Just a body line.\nappended\n")
     }
 
+    /// What an item cannot hold is said as what the item is (a note was "a plain file").
+    func testWhatAnItemCannotHoldIsSaidAsWhatItIs() throws {
+        writeFile("n.md", "---\ntitle: x\n---\n")
+        let refused = try run(["set", backing, "n.md", "payload.a.b=1"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.errorLines.first?.contains("n.md is a note: its front matter takes top-level keys only") == true, "\(refused.errorLines)")
+    }
+
     /// An undo whose output cannot be written is made all the same, and
     /// says so: a script retrying on status 2 took back a second edit.
     func testAnUndoWhoseOutputIsLostSaysItWasMade() throws {

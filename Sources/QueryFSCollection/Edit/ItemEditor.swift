@@ -547,7 +547,15 @@ struct ItemState {
     }
 
     private func requireBundle(_ item: ItemName, _ what: String) throws(EditError) {
-        guard isBundle else { throw EditError(EPERM, "\(item) is a plain file: it has no payload to hold \(what) (only its tags can change)") }
+        guard !isBundle else { return }
+        // Said as what the item is (found from outside: a note and a photo were each "a plain file").
+        if noteFile != nil {
+            throw EditError(EPERM, "\(item) is a note: its front matter takes top-level keys only (title, archived, tags, payload.KEY), not \(what)")
+        }
+        if sidecarName != nil {
+            throw EditError(EPERM, "\(item) is a file with an XMP sidecar: queryfs writes only its tags there, not \(what)")
+        }
+        throw EditError(EPERM, "\(item) is a plain file: it has no payload to hold \(what) (only its tags can change)")
     }
 
     /// Edits the payload (a new `payload.plist` if the bundle has none);
