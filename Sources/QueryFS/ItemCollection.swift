@@ -66,11 +66,22 @@ public final class ItemCollection: Sendable {
         // The directory's own `.queryfs.toml` (its format, fields, views and
         // ignore patterns), as a mount of it reads it: without it a vault of
         // notes read as bundles, and its views were not there to watch.
+        // A folder that cannot be read is said to be that, once (found from
+        // outside: another user's private mount was a configuration "cannot
+        // read the configuration", its path said twice).
+        guard access(directory, R_OK | X_OK) == 0 else {
+            let code = errno
+            let mount = MountTable.queryfsMount(containing: directory) != nil
+            throw .system(operation: "open", path: directory, errno: code,
+                          message: String(cString: strerror(code)) + (mount && code == EACCES ? " (a mount is its owner's alone unless mounted with -o allow_other)" : ""))
+        }
         let configuration: Configuration
         do {
             configuration = try Configuration.load(backing: directory)
         } catch {
-            throw .system(operation: "read the configuration", path: error.file, errno: EINVAL, message: "\(error)")
+            // The file once, as the path: not again in the message.
+            throw .system(operation: "read the configuration", path: error.file, errno: EINVAL,
+                          message: error.line > 0 ? "line \(error.line), column \(error.column): \(error.message)" : error.message)
         }
         let viewSet = configuration.viewSet
         let selection = try ViewSelection(view, views: viewSet.fixed)

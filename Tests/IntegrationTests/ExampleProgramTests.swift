@@ -133,6 +133,18 @@ final class ExampleProgramTests: XCTestCase {
         XCTAssertTrue(result.stderrText.contains("No such file or directory"), result.stderrText)
     }
 
+    /// A folder the user may not read is said to be one, once: another
+    /// user's private mount was "cannot read the configuration", its path twice.
+    func testTheExampleSaysAFolderItMayNotReadInOneLine() throws {
+        let copies = ReachableCopies(for: self)
+        let program = try copies.copy(sibling("queryfs-live-list"))
+        let closed = copies.folder + "/closed"
+        XCTAssertEqual(mkdir(closed, 0o700), 0)
+        let result = Program.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", program, closed])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderrLines, ["queryfs-live-list: open \(closed): Permission denied"], result.stderrText)
+    }
+
     /// `queryfs watch BACKING VIEW` prints each change as a JSON line (it is
     /// the library's change sequence, printed), and refuses a bad view in one line.
     func testWatchPrintsEachChangeOfAViewWithoutAMount() throws {
