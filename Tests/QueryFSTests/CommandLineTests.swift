@@ -299,16 +299,8 @@ final class CommandLineTests: FixtureTestCase {
     func testOutputThatCannotBeWrittenIsOneLineAndExitStatus2() throws {
         makeReadingList()
         for arguments in [["ls", backing, "by-name"], ["views", backing], ["status", backing]] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = arguments
-            process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationStatus, 2, "\(arguments)")
+            let (status, text) = try Self.runIntoAFullDisk(arguments)
+            XCTAssertEqual(status, 2, "\(arguments)")
             XCTAssertEqual(text, "queryfs: cannot write the output: No space left on device\n", "\(arguments)")
         }
         let shell = Process()
@@ -321,6 +313,20 @@ final class CommandLineTests: FixtureTestCase {
         shell.waitUntilExit()
         XCTAssertEqual(shell.terminationStatus, 2)
         XCTAssertEqual(text, "queryfs: cannot write the output: Bad file descriptor\n")
+    }
+
+    /// `queryfs ARGUMENTS…` with its output to /dev/full: its status and what it said on stderr.
+    static func runIntoAFullDisk(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
     }
 
     /// A limited address space (`ulimit -v`) is no crash: found from
@@ -771,16 +777,8 @@ final class EditCommandTests: FixtureTestCase {
         hipstapaper("a.b", title: "Alpha")
         XCTAssertEqual(try run(["set", backing, "a.b", "title=One"]).status, 0)
         XCTAssertEqual(try run(["set", backing, "a.b", "title=Two"]).status, 0)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        process.arguments = ["undo", backing]
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 2)
+        let (status, text) = try CommandLineTests.runIntoAFullDisk(["undo", backing])
+        XCTAssertEqual(status, 2)
         XCTAssertTrue(text.contains("cannot write the output") && text.contains("undone all the same"), text)
         XCTAssertEqual(try scanItem("a.b").title, "One")
     }
