@@ -123,6 +123,37 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [recipes]\n---\nbody\n")
     }
 
+    /// An editor that opened a note from a view saves it again after its
+    /// first save moved the note's rank: it looks the name up first, and
+    /// found nothing (found from outside: mousepad, "No such file or
+    /// directory" on the second save). Another process's look still fails.
+    func testAnEditorThatOpenedANoteFromAViewSavesItAgain() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("jazz.md".utf8), contents: Array("---\ntitle: Jazz\ntags: [work]\n---\nbody\n".utf8), mtime: 1_000)
+            corpus.file(Array("aaa.md".utf8), contents: Array("---\ntitle: Other\ntags: [work]\n---\n".utf8), mtime: 2_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("tag/work"), ["0001 Other.md", "0002 Jazz.md"])
+        let opened = fixture.mounted("tag/work/0002 Jazz.md")
+        let editor = """
+            import os, sys, time
+            path = sys.argv[1]; folder = os.path.dirname(path)
+            open(path).read()
+            with open(path, "a") as note: note.write("more\\n")
+            for _ in range(300):
+                if os.path.basename(path) not in os.listdir(folder): break
+                time.sleep(0.01)
+            os.lstat(path); os.stat(path)
+            with open(path, "a") as note: note.write("again\\n")
+            print("saved twice")
+            """
+        let run = Program.run(["python3", "-c", editor, opened])
+        XCTAssertEqual(run.stdoutText, "saved twice\n", run.stderrText)
+        XCTAssertEqual(names("tag/work"), ["0001 Jazz.md", "0002 Other.md"])
+        XCTAssertNotEqual(Program.run(["stat", opened]).status, 0, "another process's look at the old name finds nothing")
+        XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [work]\n---\nbody\nmore\nagain\n")
+    }
+
     /// `ln -sfn TARGET ENTRY` (a link onto an entry of the same item: a
     /// temporary name linked, then renamed onto the entry) succeeds and
     /// changes nothing, in a parent tag's folder too (found from outside:

@@ -227,6 +227,7 @@ extension QueryFilesystem {
             code = error.errno
         }
         guard fd >= 0 else { return replyError(request, code) }
+        if let item = node.item, let context = fuse_req_ctx(request) { openedItems.note(item, openedBy: context.pointee.pid) }
         info.pointee.fh = UInt64(fd)
         setNoFlushIfReadOnly(info)
         if let backingID = kernelPassthrough.register(handle: info.pointee.fh, fd: fd, node: node.id) {

@@ -59,6 +59,8 @@ package final class QueryFilesystem: @unchecked Sendable {
     let trashedRemovals = RecentRemovals(window: nil, kept: 1024)
     /// Names `ln -s` gave entries (not their own), for an `mv` that follows (`ln -sf`): never for a lookup.
     let linkedNames = RetitledNames()
+    /// The items processes opened lately: their looks at a stale name of one still find it (`OpenedItems`).
+    let openedItems = OpenedItems()
     /// The thread that tells the kernel which names to forget.
     let nameInvalidations: NameInvalidations
     let nameSweeps: NameSweeps

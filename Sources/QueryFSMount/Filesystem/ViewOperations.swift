@@ -102,6 +102,18 @@ extension QueryFilesystem {
                     }
                     if answered { return }
                 }
+                // A process that opened the item by that name (an editor about to save it again) still finds it.
+                if let process = openedItems.openingProcess(of: context.pointee.pid), let listing = stale,
+                   case .found(let index) = listing.search(ofEntryMeaning: nameBytes, isCurrent: { folder.listing === listing },
+                                                           mayHaveTitle: titlePresence.mayHave),
+                   openedItems.wasOpened(listing.records[index].name, by: process) {
+                    let answered: Bool = folder.replyLock.withLock {
+                        guard folder.listing === listing else { return false }
+                        reply(listing, index, exact: false)
+                        return true
+                    }
+                    if answered { return }
+                }
                 return fail(request, ENOENT)
             }
             // A stale name (see `index(ofEntryMeaning:)`) is answered but not
