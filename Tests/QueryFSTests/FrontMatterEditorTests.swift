@@ -73,7 +73,10 @@ final class FrontMatterEditorTests: XCTestCase {
     /// (Hugo's own style), takes an edit line by line (found from outside: refused).
     func testATOMLArrayOverLinesTakesEdits() throws {
         let note = "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n  \"beta\",\n]\n+++\nB\n"
-        XCTAssertEqual(try tags(note, ["alpha", "beta", "new"]), "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n  \"beta\", \"new\",\n]\n+++\nB\n")
+        XCTAssertEqual(try tags(note, ["alpha", "beta", "new"]), "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n  \"beta\",\n  \"new\",\n]\n+++\nB\n",
+                       "a line of its own, as the others")
+        XCTAssertEqual(try tags("+++\ntags = [\n    \"a\"\n  ]\n+++\n", ["a", "b"]), "+++\ntags = [\n    \"a\",\n    \"b\"\n  ]\n+++\n")
+        XCTAssertEqual(try tags("---\r\ntags: [\r\n  a,\r\n  b,\r\n]\r\n---\r\n", ["a", "b", "c"]), "---\r\ntags: [\r\n  a,\r\n  b,\r\n  c,\r\n]\r\n---\r\n")
         XCTAssertEqual(try tags(note, ["alpha"]), "+++\ntitle = \"m\"\ntags = [\n  \"alpha\", # first\n]\n+++\nB\n")
         XCTAssertEqual(try tags(note, ["beta"]), "+++\ntitle = \"m\"\ntags = [\n  \"beta\",\n]\n+++\nB\n")
         XCTAssertEqual(try tags("+++\ntags = [\n  \"only\",\n]\n+++\n", []), "+++\ntags = [\n]\n+++\n")

@@ -255,6 +255,7 @@ struct FrontMatterBlock {
             switch entry.value {
             case .list(.flow, let range, let elements):
                 if let last = elements.last {
+                    if appendOnALineOfItsOwn(after: last, in: range, YAMLText.render(tag, inFlow: true)) { return }
                     replace(last.range.upperBound..<last.range.upperBound, with: ", " + YAMLText.render(tag, inFlow: true))
                 } else {
                     // `[]`: inside the brackets.
@@ -285,6 +286,7 @@ struct FrontMatterBlock {
                 return insertLine("tags = [" + TOMLText.render(tag) + "]")
             }
             if let last = array.elements.last {
+                if appendOnALineOfItsOwn(after: last, in: array.open..<(array.close + 1), TOMLText.render(tag)) { return }
                 replace(last.range.upperBound..<last.range.upperBound, with: ", " + TOMLText.render(tag))
             } else {
                 replace(array.close..<array.close, with: TOMLText.render(tag))
@@ -329,6 +331,30 @@ struct FrontMatterBlock {
             }
             try removeFlowElement(tag, elements: array.elements, in: array.open..<(array.close + 1), matches: { $0.text == tag })
         }
+    }
+
+    /// A list over lines, its last element on a line of its own (Hugo's
+    /// `tags = [`, one tag a line): the new one goes on a line of its own
+    /// below, as indented, with a comma after it if the last had one (found
+    /// from outside: it was put on the last element's line). False for any
+    /// other list, which takes `, new` after its last element.
+    private mutating func appendOnALineOfItsOwn(after last: YAMLBlockLayout.Scalar, in range: Range<Int>, _ rendered: String) -> Bool {
+        let own = line(around: last.range.lowerBound)
+        guard own.start > range.lowerBound, own.next <= range.upperBound else { return false }
+        let indent = Array(textBytes.dropFirst(own.start).prefix(last.range.lowerBound - own.start))
+        guard !indent.isEmpty, indent.allSatisfy({ $0 == 32 || $0 == 9 }) else { return false }
+        let after = Array(textBytes.dropFirst(last.range.upperBound).prefix(own.next - last.range.upperBound))
+        let blank: (UInt8) -> Bool = { $0 == 32 || $0 == 9 }
+        let afterBlanks = after.drop(while: blank)
+        let comma = afterBlanks.first == UInt8(ascii: ",")
+        let rest = (comma ? afterBlanks.dropFirst() : afterBlanks).drop(while: blank)
+        guard rest.first.map({ $0 == UInt8(ascii: "#") || $0 == 10 || $0 == 13 }) ?? true else { return false }
+        // (`replace` writes the note's own line ends.)
+        let newLine = String(decoding: indent, as: UTF8.self) + rendered + (comma ? "," : "") + "\n"
+        // The last one gets a comma first when it had none: `"b"` then `  "new"` below is no list.
+        if !comma { replace(last.range.upperBound..<last.range.upperBound, with: ",") }
+        replace((own.next + (comma ? 0 : 1))..<(own.next + (comma ? 0 : 1)), with: newLine)
+        return true
     }
 
     /// In TOML, only an array of strings is written to: one string of tags
