@@ -154,6 +154,29 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [work]\n---\nbody\nmore\nagain\n")
     }
 
+    /// A program that pasted an entry into a tag folder looks the name up
+    /// next, its rank moved by the paste: found for it, not for others
+    /// (found from outside: Nautilus said "Error while copying" after a
+    /// paste that tagged the note).
+    func testAProgramFindsTheEntryItPastedUnderItsName() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("d.md".utf8), contents: Array("# Delta\n\nno front matter\n".utf8), mtime: 1_000)
+            corpus.file(Array("g.md".utf8), contents: Array("---\ntitle: Gamma\ntags: [health]\n---\n".utf8), mtime: 2_000)
+        }
+        try fixture.mount()
+        let pasted = fixture.mounted("tag/health/0002 Delta.md")
+        let paste = """
+            import os, sys
+            os.symlink("../../bundles/d.md", sys.argv[1])
+            os.lstat(sys.argv[1])
+            print("pasted")
+            """
+        let run = Program.run(["python3", "-c", paste, pasted])
+        XCTAssertEqual(run.stdoutText, "pasted\n", run.stderrText)
+        XCTAssertEqual(names("tag/health"), ["0001 Delta.md", "0002 Gamma.md"])
+        XCTAssertNotEqual(Program.run(["stat", pasted]).status, 0, "another process's look finds nothing")
+    }
+
     /// `ln -sfn TARGET ENTRY` (a link onto an entry of the same item: a
     /// temporary name linked, then renamed onto the entry) succeeds and
     /// changes nothing, in a parent tag's folder too (found from outside:

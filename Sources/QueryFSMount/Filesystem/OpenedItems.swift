@@ -5,13 +5,16 @@ import Synchronization
 import QueryFSCollection
 import QueryFSEngine
 
-/// The items processes opened lately through the mount. A text editor that
+/// The items processes opened to write, or linked into a view, lately
+/// through the mount. A text editor that
 /// opened a note from a view looks that name up again before each save; its
 /// own save gave the note another rank, and a stale name is not found by a
 /// mere look (`ViewOperations`, for file managers' ghosts), so its second
 /// save failed: "No such file or directory" (found from outside, mousepad
-/// with a note opened from `tag/work/`). A process that opened the item
-/// still finds it by the name it opened it by.
+/// with a note opened from `tag/work/`); Nautilus looks up the name it
+/// pasted, and said "Error while copying". Such a process still finds the
+/// item by a name of it whose rank moved; others do not (a file manager's
+/// late look at a name gone must fail, or it keeps a ghost).
 final class OpenedItems: Sendable {
     private struct Opened {
         let process: pid_t

@@ -227,7 +227,11 @@ extension QueryFilesystem {
             code = error.errno
         }
         guard fd >= 0 else { return replyError(request, code) }
-        if let item = node.item, let context = fuse_req_ctx(request) { openedItems.note(item, openedBy: context.pointee.pid) }
+        // Opened to write (an editor's save): not a look to read, such as a file manager's thumbnails, whose
+        // late looks at names gone must keep failing.
+        if info.pointee.flags & O_ACCMODE != O_RDONLY, let item = node.item, let context = fuse_req_ctx(request) {
+            openedItems.note(item, openedBy: context.pointee.pid)
+        }
         info.pointee.fh = UInt64(fd)
         setNoFlushIfReadOnly(info)
         if let backingID = kernelPassthrough.register(handle: info.pointee.fh, fd: fd, node: node.id) {

@@ -180,6 +180,10 @@ extension QueryFilesystem {
         // temporary name, then renames it onto the entry's own. Noted before
         // the reply, which lets the `mv` come.
         linkedNames.note(Self.bytes(name), for: item, in: folder.id)
+        // The process that made the link looks the name up next (Nautilus's
+        // paste): found for it, not for others (found from outside: "Error
+        // while copying" after a paste that tagged the note, its rank moved).
+        if let context = fuse_req_ctx(request) { openedItems.note(item, openedBy: context.pointee.pid) }
         fuse_reply_entry(request, &entry)
         forgetNamesAfterReply()
         announceTypedNameGone(Self.bytes(name), for: record, in: folder, heldAs: id)
