@@ -320,6 +320,14 @@ final class ViewEditMountTests: MountTestCase {
         XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
         XCTAssertNotNil(entry("by-name", "c.hpwebsite").map { $0.hasSuffix(" Gamma 10.hpwebsite") ? $0 : nil } ?? nil, "an undo too")
         XCTAssertEqual(RawFiles.list(fixture.mounted(".queryfs"))?.map(\.text).sorted(), ["settled", "status"])
+        // A stopped daemon cannot show it: the edit stands, and one line says the mount did not confirm it.
+        let daemon = try XCTUnwrap(fixture.daemonPID())
+        XCTAssertEqual(kill(daemon, SIGSTOP), 0)
+        let stopped = QueryfsBinary.run(["tag", fixture.backing, "c.hpwebsite", "--add", "while-stopped"])
+        XCTAssertEqual(kill(daemon, SIGCONT), 0)
+        XCTAssertEqual(stopped.status, 0, stopped.stderrText)
+        XCTAssertTrue(stopped.stderrText.contains("did not show the edit within 2 s"), stopped.stderrText)
+        XCTAssertTrue(try plist("c.hpwebsite")["tags"].map { ($0 as? [String])?.contains("while-stopped") == true } ?? false)
     }
 
     // MARK: git

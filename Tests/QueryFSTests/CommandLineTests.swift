@@ -284,6 +284,8 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["ls", backing, "-archived"], mentions: "queryfs ls BACKING -- -archived")
         XCTAssertEqual(try run(["ls", backing, "--", "-archived"]).status, 0)
         try assertFailure(["tag", backing, "x", "--add", "-dash"], mentions: "give it as --add=-dash")
+        try assertFailure(["tag", backing, "x", "--add", "-x"], mentions: "give it as --add=-x")
+        try assertFailure(["tag", backing, "x", "--remove", "-1"], mentions: "give it as --remove=-1")
     }
 
     func testAMissingBackingDirectoryIsOneLineAndExitStatus2() throws {
@@ -804,7 +806,7 @@ final class EditCommandTests: FixtureTestCase {
                           // Tags that would have no folder under tag/.
                           ["tag", backing, "a.b", "--add", ""], ["tag", backing, "a.b", "--add", "a/../b"], ["tag", backing, "a.b", "--add", "/"],
                           // One tag both added and removed (it was added, silently).
-                          ["tag", backing, "a.b", "--add", "x", "--remove", "x"]] {
+                          ["tag", backing, "a.b", "--add", "x", "--remove", "x"], ["tag", backing, "a.b", "--add", "a//b", "--remove", "a/b"]] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 2, "\(arguments)")
             XCTAssertEqual(result.errorLines.count, 1, "\(arguments): \(result.errorLines)")

@@ -95,6 +95,9 @@ final class QueryParserTests: XCTestCase {
             XCTAssertNotNil(error("modified>\(impossible)"), impossible)
         }
         XCTAssertNotNil(filter("modified>2024-02-29"))
+        // Against a payload too (it was compared as text), unless quoted.
+        XCTAssertNotNil(error("payload.d>2023-02-29"))
+        XCTAssertEqual(filter("payload.d>\"2023-02-29\""), .compare(.payload("d"), .greater, .text("2023-02-29")))
         XCTAssertNotNil(filter("modified>2000-02-29"))
     }
 

@@ -37,7 +37,20 @@ enum QueryValues {
             if text.first?.isNumber == true, let date = ISO8601.parse(text).flatMap(Timestamp.init(secondsSince1970:)) {
                 return .date(date)
             }
+            // Shaped as a date but none (2023-02-29): refused as for `modified`, not compared as text (found from outside).
+            if looksLikeADate(text) {
+                throw QueryError("'\(text)' is not a date (2024-05-01, 2024-05-01T10:00:00Z); quote it to compare text", at: position)
+            }
             return .text(text)
+        }
+    }
+
+    /// `YYYY-MM-DD` at the start.
+    static func looksLikeADate(_ text: String) -> Bool {
+        let bytes = Array(text.utf8.prefix(10))
+        guard bytes.count == 10 else { return false }
+        return bytes.enumerated().allSatisfy { index, byte in
+            index == 4 || index == 7 ? byte == UInt8(ascii: "-") : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
         }
     }
 

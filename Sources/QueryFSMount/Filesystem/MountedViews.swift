@@ -35,12 +35,17 @@ package enum MountedViews {
     /// Waits until every running mount of `backing` this user may ask has
     /// applied the changes made there so far (`.queryfs/settled`), each for
     /// at most 2 s: an edit command returns with its edit shown in them.
-    package static func settle(backing path: String) {
-        guard let resolved = resolvedPath(path) else { return }
-        for mount in MountTable.trustedQueryfsMounts(ofBacking: resolved) {
+    /// Returns the mount points that did not say so (a stopped daemon, one
+    /// still busy after 2 s): the caller says so, as the edit is made all the
+    /// same (found from outside: a stopped mount's command returned in
+    /// silence, its promise unkept).
+    package static func settle(backing path: String) -> [String] {
+        guard let resolved = resolvedPath(path) else { return [] }
+        return MountTable.trustedQueryfsMounts(ofBacking: resolved).compactMap { mount in
             let file = mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.settledName
             // Bounded: a stopped or stuck daemon must not hold the command.
-            _ = answerWithin(3) { try? readWholeFile(file) }
+            let answer = answerWithin(3) { try? readWholeFile(file) }
+            return answer??.hasPrefix("settled") == true ? nil : mount.mountPoint
         }
     }
 

@@ -11,11 +11,13 @@ enum DashedWords {
     static func check(_ arguments: [String]) throws {
         let command = arguments.first.map { $0.hasPrefix("-") ? "ls" : $0 } ?? "ls"
         let words = Array(arguments.prefix(while: { $0 != "--" }))
-        for (index, word) in words.enumerated() where isUnknownShortGroup(word) {
-            // The value of an option before it (`--add -dash`): given with `=`, it is taken as it is.
-            if index > 0, words[index - 1].hasPrefix("--"), !words[index - 1].contains("=") {
+        for (index, word) in words.enumerated() {
+            // A tag that starts with '-' (`--add -x`, `--add -1`): ArgumentParser
+            // said "Missing value"; given with `=`, it is taken as it is.
+            if index > 0, ["--add", "--remove"].contains(words[index - 1]), word.count >= 2, word.hasPrefix("-") {
                 throw ValidationError("\(word) is not an option; as the value of \(words[index - 1]), give it as \(words[index - 1])=\(word)")
             }
+            guard isUnknownShortGroup(word) else { continue }
             throw ValidationError("\(word) is not an option; an argument that starts with '-' goes after '--' (queryfs \(command) BACKING -- \(word))")
         }
     }

@@ -31,6 +31,14 @@ struct EditOptions: ParsableArguments {
         }
     }
 
+    /// Waits until BACKING's running mounts show what was done; a mount that
+    /// did not confirm it in time is said in one line (the edit stands).
+    static func settleMounts(of backing: String) {
+        for mountPoint in MountedViews.settle(backing: backing) {
+            printError("warning: the mount at \(mountPoint) did not show the edit within 2 s (it will once its daemon catches up)")
+        }
+    }
+
     /// Applies `edits` to each item in turn; every failure is a line, and the command fails if any did.
     func apply(_ edits: [FieldEdit], to items: [String]) throws {
         let backing = try directory()
@@ -46,7 +54,7 @@ struct EditOptions: ParsableArguments {
                 failed = true
             }
         }
-        MountedViews.settle(backing: backing)
+        Self.settleMounts(of: backing)
         if failed { throw ExitCode(2) }
     }
 }
@@ -72,7 +80,11 @@ struct TagCommand: ParsableCommand {
         }
         guard !items.isEmpty else { throw ValidationError("name at least one item") }
         // Added and removed at once would be one or the other, depending on the order applied (found from outside: it added).
-        if let both = add.first(where: remove.contains) { throw ValidationError("tag '\(both)' is both added and removed: say one") }
+        // As the folders name them: `a//b` and `a/b` are one tag.
+        let removed = Set(remove.compactMap(EntryNaming.tagFolderName))
+        if let both = add.first(where: { remove.contains($0) || EntryNaming.tagFolderName($0).map(removed.contains) == true }) {
+            throw ValidationError("tag '\(both)' is both added and removed: say one")
+        }
     }
 
     func run() throws {
@@ -228,7 +240,7 @@ struct UndoCommand: ParsableCommand {
                 }
             }
             output.flush()
-            MountedViews.settle(backing: try options.directory())
+            EditOptions.settleMounts(of: try options.directory())
             if failed { throw ExitCode(2) }
         }
     }
