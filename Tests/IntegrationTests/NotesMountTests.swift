@@ -154,6 +154,40 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [work]\n---\nbody\nmore\nagain\n")
     }
 
+    /// Two notes of one title: a stale name means the one the process opened,
+    /// never merely the nearest (found from outside: an editor's second save
+    /// through the name it had opened wrote into the other note); for a
+    /// process that opened neither, it means none.
+    func testAStaleNameOfASharedTitleNeverLeadsToTheOtherNote() throws {
+        fixture = MountedFixture { corpus in
+            corpus.file(Array("a.md".utf8), contents: Array("---\ntitle: Dup\ntags: [work]\n---\nbody of A\n".utf8), mtime: 1_000)
+            corpus.file(Array("b.md".utf8), contents: Array("---\ntitle: Dup\ntags: [work]\n---\nbody of B\n".utf8), mtime: 2_000)
+            corpus.file(Array("c.md".utf8), contents: Array("---\ntitle: Other\ntags: [work]\n---\n".utf8), mtime: 3_000)
+            corpus.file(Array("d.md".utf8), contents: Array("---\ntitle: More\ntags: [work]\n---\n".utf8), mtime: 4_000)
+        }
+        try fixture.mount()
+        XCTAssertEqual(names("tag/work"), ["0001 More.md", "0002 Other.md", "0003 Dup.md", "0004 Dup.md"])
+        XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("tag/work/0003 Dup.md")), "../../bundles/b.md")
+        let editor = """
+            import os, sys, time
+            path = sys.argv[1]; folder = os.path.dirname(path)
+            with open(path, "a") as note: note.write("edit 1\\n")
+            for _ in range(300):
+                if os.listdir(folder)[0] == "0001 Dup.md": break
+                time.sleep(0.01)
+            with open(path, "a") as note: note.write("edit 2\\n")
+            print("saved")
+            """
+        let run = Program.run(["python3", "-c", editor, fixture.mounted("tag/work/0003 Dup.md")])
+        XCTAssertEqual(run.stdoutText, "saved\n", run.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("b.md"))?.text, "---\ntitle: Dup\ntags: [work]\n---\nbody of B\nedit 1\nedit 2\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("a.md"))?.text, "---\ntitle: Dup\ntags: [work]\n---\nbody of A\n")
+        // Another process's write through a stale name of the shared title is refused, not sent to either.
+        let other = Program.run(["sh", "-c", "echo x >> \"$0\"", fixture.mounted("tag/work/0003 Dup.md")])
+        XCTAssertNotEqual(other.status, 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("a.md"))?.text, "---\ntitle: Dup\ntags: [work]\n---\nbody of A\n")
+    }
+
     /// A program that pasted an entry into a tag folder looks the name up
     /// next, its rank moved by the paste: found for it, not for others
     /// (found from outside: Nautilus said "Error while copying" after a
@@ -169,6 +203,8 @@ final class NotesMountTests: MountTestCase {
             import os, sys
             os.symlink("../../bundles/d.md", sys.argv[1])
             os.lstat(sys.argv[1])
+            # A second paste of it is no "Replace?": the name is not taken for making one.
+            os.symlink("../../bundles/d.md", sys.argv[1])
             print("pasted")
             """
         let run = Program.run(["python3", "-c", paste, pasted])

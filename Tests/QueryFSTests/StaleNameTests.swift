@@ -5,8 +5,8 @@ import XCTest
 
 /// A name whose rank went stale (rm -r working through the names it read,
 /// a file manager one change behind) means the entry of that title and
-/// extension nearest its rank; a name of no entry means nothing, however
-/// often it is asked for.
+/// extension nearest its rank, when no other entry has it; a name of no
+/// entry means nothing, however often it is asked for.
 final class StaleNameTests: XCTestCase {
     private func listing(_ titles: [String]) -> ViewListing {
         ViewListing(records: RecordList(titles.enumerated().map { index, title in
@@ -24,8 +24,16 @@ final class StaleNameTests: XCTestCase {
         XCTAssertEqual(index(view, "0002 Title 1.hpwebsite"), 1)   // exact
         XCTAssertEqual(index(view, "0001 Title 1.hpwebsite"), 1)   // one rank off
         XCTAssertEqual(index(view, "0001 Title 4321.hpwebsite"), 4321)  // 4,320 ranks off (rm -r far along)
-        XCTAssertEqual(index(view, "0350 Same.hpwebsite"), 300)    // the nearest of several
-        XCTAssertEqual(index(view, "0352 Same.hpwebsite"), 400)
+        // A title several share: the one `prefer` picks out, never merely the
+        // nearest (an editor's save went into another note of the same title).
+        XCTAssertNil(index(view, "0350 Same.hpwebsite"))
+        let preferred = Array("0352 Same.hpwebsite".utf8).withUnsafeBufferPointer {
+            view.index(ofEntryMeaning: $0, prefer: { $0.name == ItemName("i400.hpwebsite") })
+        }
+        XCTAssertEqual(preferred, 400)
+        XCTAssertEqual(Array("0350 Same.hpwebsite".utf8).withUnsafeBufferPointer {
+            view.index(ofEntryMeaning: $0, mayBeShared: { _ in false })
+        }, 300, "a title no other item has: the nearest, without a search of the rest")
         XCTAssertNil(index(view, "0001 Title 1.other"))
         XCTAssertNil(index(view, "0001 Nothing.hpwebsite"))
         XCTAssertNil(index(view, "0001 Nothing.hpwebsite"))  // remembered

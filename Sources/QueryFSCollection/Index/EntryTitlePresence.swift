@@ -83,6 +83,15 @@ package final class EntryTitlePresence: Sendable {
         return counters.withLock { $0[a] > 0 && $0[b] > 0 && $0[c] > 0 }
     }
 
+    /// Whether more than one item may have this title (every counter at 2 or
+    /// more): no means one item at most, and a stale name of it is no one else's.
+    package func mayBeShared(_ rest: [UInt8]) -> Bool {
+        var hash = Self.fnvOffset
+        rest.withUnsafeBufferPointer { Self.fold($0, into: &hash) }
+        let (a, b, c) = slots(hash)
+        return counters.withLock { $0[a] > 1 && $0[b] > 1 && $0[c] > 1 }
+    }
+
     private func change(_ hash: UInt64, by step: Int) {
         let (a, b, c) = slots(hash)
         counters.withLock { counters in

@@ -34,6 +34,20 @@ package enum CallerSyscall {
         return lookingNumbers.contains(number) || makingNumbers.contains(number)
     }
 
+    /// Whether thread `tid` is opening a file (open, openat, openat2, creat,
+    /// truncate): what reaches its contents, which a guess must never send
+    /// to another item's.
+    package static func isOpening(_ tid: pid_t) -> Bool {
+        guard tid > 0, let field = firstField(of: tid), let number = Int(field) else { return false }
+        return openingNumbers.contains(number)
+    }
+
+    /// Whether thread `tid` is making a name (symlink, link, mknod, mkdir, creat).
+    package static func isMaking(_ tid: pid_t) -> Bool {
+        guard tid > 0, let field = firstField(of: tid), let number = Int(field) else { return false }
+        return makingNumbers.contains(number)
+    }
+
     /// Whether this process may read other users' `/proc/<tid>/syscall`
     /// the way `answer` needs: as root, or where Yama does not restrict ptrace.
     package static var readsOtherProcesses: Bool {
@@ -51,16 +65,21 @@ package enum CallerSyscall {
     static let lookingNumbers: Set<Int> = [4, 6, 21, 191, 192, 194, 195, 262, 269, 332, 439]
     // mkdir, creat, link, symlink, mknod, mkdirat, mknodat, linkat, symlinkat
     static let makingNumbers: Set<Int> = [83, 85, 86, 88, 133, 258, 259, 265, 266]
+    // open, truncate, creat, openat, openat2
+    static let openingNumbers: Set<Int> = [2, 76, 85, 257, 437]
     #elseif arch(arm64)
     static let mkdirNumbers: Set<Int> = [34]        // mkdirat (arm64 has no mkdir)
     // getxattr, lgetxattr, listxattr, llistxattr, faccessat, newfstatat, statx, faccessat2
     static let lookingNumbers: Set<Int> = [8, 9, 11, 12, 48, 79, 291, 439]
     // mkdirat, mknodat, symlinkat, linkat
     static let makingNumbers: Set<Int> = [33, 34, 36, 37]
+    // truncate, openat, openat2
+    static let openingNumbers: Set<Int> = [45, 56, 437]
     #else
     static let mkdirNumbers: Set<Int> = []
     static let lookingNumbers: Set<Int> = []
     static let makingNumbers: Set<Int> = []
+    static let openingNumbers: Set<Int> = []
     #endif
 
     /// The first field of `/proc/<tid>/syscall`: the system call number

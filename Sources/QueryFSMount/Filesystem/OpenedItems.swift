@@ -51,6 +51,12 @@ final class OpenedItems: Sendable {
         return opened.withLock { $0.contains { $0.process == process && $0.item == item && now - $0.time < Self.seconds } }
     }
 
+    /// `wasOpened` for the process of `thread` (read only when asked: an entry's title shared by several).
+    func wasOpened(_ item: ItemName, byProcessOf thread: pid_t) -> Bool {
+        guard let process = Self.process(of: thread) else { return false }
+        return wasOpened(item, by: process)
+    }
+
     /// The thread group (process) of a thread, from `/proc/<tid>/status`.
     static func process(of thread: pid_t) -> pid_t? {
         guard thread > 0 else { return nil }

@@ -40,7 +40,8 @@ extension QueryFilesystem {
     func entryRecord(named name: UnsafePointer<CChar>, in folder: ViewFolder) -> ItemRecord? {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name))
         let listing = folder.listing
-        if let index = listing.index(ofEntryMeaning: bytes) { return listing.records[index] }
+        // The nearest of a shared title, as `rm -r` needs (see the lookup); `mv` and `rm` are journaled.
+        if let index = listing.index(ofEntryMeaning: bytes, mayBeShared: { _ in false }) { return listing.records[index] }
         let given = retitledNames.item(named: bytes, in: folder.id) ?? linkedNames.item(named: bytes, in: folder.id)
         return given.flatMap(listing.index(ofItem:)).map { listing.records[$0] }
     }

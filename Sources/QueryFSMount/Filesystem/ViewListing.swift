@@ -64,8 +64,9 @@ final class ViewListing: @unchecked Sendable {
     /// indexing every entry name per listing cost 100 ms — paid again after
     /// every change by a script polling for an entry yet to come. A miss is
     /// remembered per listing, so polling the same name costs nothing more.
-    func index(ofEntryMeaning name: UnsafeBufferPointer<UInt8>) -> Int? {
-        if case .found(let index) = search(ofEntryMeaning: name) { return index }
+    func index(ofEntryMeaning name: UnsafeBufferPointer<UInt8>, mayBeShared: ([UInt8]) -> Bool = { _ in true },
+               prefer: (ItemRecord) -> Bool = { _ in false }) -> Int? {
+        if case .found(let index) = search(ofEntryMeaning: name, mayBeShared: mayBeShared, prefer: prefer) { return index }
         return nil
     }
 
@@ -75,8 +76,16 @@ final class ViewListing: @unchecked Sendable {
     /// `isCurrent` says a newer listing replaced this one: a lookup then
     /// asks the newer one, instead of finishing a search of 100,000 titles
     /// while the entry it polls for has already come.
+    /// A title entries share (two notes named "Meeting") makes a stale name
+    /// ambiguous: it means the entry `prefer` picks out, if it picks out one,
+    /// and none otherwise — never merely the nearest, which was the other
+    /// note (found from outside: an editor's second save through the name
+    /// it had opened wrote into another note of the same title).
+    /// `mayBeShared` says whether a title may be more than one item's (a
+    /// filter's "maybe"): only then are the other entries searched.
     func search(ofEntryMeaning name: UnsafeBufferPointer<UInt8>, isCurrent: () -> Bool = { true },
-                mayHaveTitle: ([UInt8]) -> Bool = { _ in true }) -> StaleSearch {
+                mayHaveTitle: ([UInt8]) -> Bool = { _ in true }, mayBeShared: ([UInt8]) -> Bool = { _ in true },
+                prefer: (ItemRecord) -> Bool = { _ in false }) -> StaleSearch {
         if let exact = index(ofEntryNamed: name) { return .found(exact) }
         // In conflicts/ the copies of one item share a name but for the rank:
         // the nearest match could be another copy.
@@ -87,9 +96,30 @@ final class ViewListing: @unchecked Sendable {
         readings.append((1, Array(name)))
         for (rank, rest) in readings {
             let found = search(rest: rest, nearRank: rank, isCurrent: isCurrent, mayHaveTitle: mayHaveTitle)
-            if found != .missing { return found }
+            guard case .found(let index) = found else {
+                if found == .missing { continue }
+                return found
+            }
+            guard mayBeShared(rest) else { return found }
+            return sharedTitle(rest, found: index, isCurrent: isCurrent, prefer: prefer)
         }
         return .missing
+    }
+
+    /// The entry a stale name means when others may share its title: the
+    /// one found if it is the only one, else the one `prefer` picks out.
+    private func sharedTitle(_ rest: [UInt8], found: Int, isCurrent: () -> Bool, prefer: (ItemRecord) -> Bool) -> StaleSearch {
+        var matches: [Int] = []
+        var outdated = false
+        records.forEachRecord { index, record in
+            if index & 4095 == 0, !isCurrent() { outdated = true; return false }
+            if entryRest(of: record, equals: rest) { matches.append(index) }
+            return true
+        }
+        if outdated { return .outdated }
+        if matches.count <= 1 { return .found(found) }
+        let preferred = matches.filter { prefer(records[$0]) }
+        return preferred.count == 1 ? .found(preferred[0]) : .missing
     }
 
     /// The entry named `rest` after its rank, nearest to `rank`.

@@ -102,10 +102,13 @@ extension QueryFilesystem {
                     }
                     if answered { return }
                 }
-                // A process that opened the item by that name (an editor about to save it again) still finds it.
-                if let process = openedItems.openingProcess(of: context.pointee.pid), let listing = stale,
+                // A process that opened the item by that name (an editor about to save it again) still finds it;
+                // not for making a name (a second paste asked "Replace?", the name found taken).
+                if !CallerSyscall.isMaking(context.pointee.pid), let process = openedItems.openingProcess(of: context.pointee.pid),
+                   let listing = stale,
                    case .found(let index) = listing.search(ofEntryMeaning: nameBytes, isCurrent: { folder.listing === listing },
-                                                           mayHaveTitle: titlePresence.mayHave),
+                                                           mayHaveTitle: titlePresence.mayHave, mayBeShared: titlePresence.mayBeShared,
+                                                           prefer: { self.openedItems.wasOpened($0.name, by: process) }),
                    openedItems.wasOpened(listing.records[index].name, by: process) {
                     let answered: Bool = folder.replyLock.withLock {
                         guard folder.listing === listing else { return false }
@@ -121,10 +124,19 @@ extension QueryFilesystem {
             // entries): done outside the lock, which the watcher needs to
             // publish the next listing — a script polling for a name yet to
             // come held every change back by that much.
+            // An open through a stale name of a title entries share means the
+            // entry the process opened, or none: a guess sent an editor's save
+            // into another note of that title (found from outside). For `rm`
+            // and `mv` (journaled, undoable) the nearest entry stays the answer:
+            // `rm -r` works through names whose ranks move as it goes.
+            let caller = fuse_req_ctx(request)?.pointee.pid ?? 0
+            let opening = stale != nil && CallerSyscall.isOpening(caller)
             for _ in 0..<8 {
                 guard let listing = stale else { return }
                 let search = listing.search(ofEntryMeaning: nameBytes, isCurrent: { folder.listing === listing },
-                                            mayHaveTitle: titlePresence.mayHave)
+                                            mayHaveTitle: titlePresence.mayHave,
+                                            mayBeShared: opening ? titlePresence.mayBeShared : { _ in false },
+                                            prefer: { self.openedItems.wasOpened($0.name, byProcessOf: caller) })
                 let answered: Bool = folder.replyLock.withLock {
                     guard folder.listing === listing else { stale = folder.listing; return false }
                     switch search {
