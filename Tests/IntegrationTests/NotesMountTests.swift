@@ -123,16 +123,23 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("jazz.md"))?.text, "---\ntitle: Jazz\ntags: [recipes]\n---\nbody\n")
     }
 
+    /// Mounts notes given as (name, text, mtime).
+    private func mountNotes(_ notes: [(name: String, text: String, mtime: Int)]) throws {
+        fixture = MountedFixture { corpus in
+            for note in notes { corpus.file(Array(note.name.utf8), contents: Array(note.text.utf8), mtime: note.mtime) }
+        }
+        try fixture.mount()
+    }
+
     /// An editor that opened a note from a view saves it again after its
     /// first save moved the note's rank: it looks the name up first, and
     /// found nothing (found from outside: mousepad, "No such file or
     /// directory" on the second save). Another process's look still fails.
     func testAnEditorThatOpenedANoteFromAViewSavesItAgain() throws {
-        fixture = MountedFixture { corpus in
-            corpus.file(Array("jazz.md".utf8), contents: Array("---\ntitle: Jazz\ntags: [work]\n---\nbody\n".utf8), mtime: 1_000)
-            corpus.file(Array("aaa.md".utf8), contents: Array("---\ntitle: Other\ntags: [work]\n---\n".utf8), mtime: 2_000)
-        }
-        try fixture.mount()
+        try mountNotes([
+            ("jazz.md", "---\ntitle: Jazz\ntags: [work]\n---\nbody\n", 1_000),
+            ("aaa.md", "---\ntitle: Other\ntags: [work]\n---\n", 2_000),
+        ])
         XCTAssertEqual(names("tag/work"), ["0001 Other.md", "0002 Jazz.md"])
         let opened = fixture.mounted("tag/work/0002 Jazz.md")
         let editor = """
@@ -159,13 +166,12 @@ final class NotesMountTests: MountTestCase {
     /// through the name it had opened wrote into the other note); for a
     /// process that opened neither, it means none.
     func testAStaleNameOfASharedTitleNeverLeadsToTheOtherNote() throws {
-        fixture = MountedFixture { corpus in
-            corpus.file(Array("a.md".utf8), contents: Array("---\ntitle: Dup\ntags: [work]\n---\nbody of A\n".utf8), mtime: 1_000)
-            corpus.file(Array("b.md".utf8), contents: Array("---\ntitle: Dup\ntags: [work]\n---\nbody of B\n".utf8), mtime: 2_000)
-            corpus.file(Array("c.md".utf8), contents: Array("---\ntitle: Other\ntags: [work]\n---\n".utf8), mtime: 3_000)
-            corpus.file(Array("d.md".utf8), contents: Array("---\ntitle: More\ntags: [work]\n---\n".utf8), mtime: 4_000)
-        }
-        try fixture.mount()
+        try mountNotes([
+            ("a.md", "---\ntitle: Dup\ntags: [work]\n---\nbody of A\n", 1_000),
+            ("b.md", "---\ntitle: Dup\ntags: [work]\n---\nbody of B\n", 2_000),
+            ("c.md", "---\ntitle: Other\ntags: [work]\n---\n", 3_000),
+            ("d.md", "---\ntitle: More\ntags: [work]\n---\n", 4_000),
+        ])
         XCTAssertEqual(names("tag/work"), ["0001 More.md", "0002 Other.md", "0003 Dup.md", "0004 Dup.md"])
         XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("tag/work/0003 Dup.md")), "../../bundles/b.md")
         let editor = """
@@ -193,11 +199,10 @@ final class NotesMountTests: MountTestCase {
     /// (found from outside: Nautilus said "Error while copying" after a
     /// paste that tagged the note).
     func testAProgramFindsTheEntryItPastedUnderItsName() throws {
-        fixture = MountedFixture { corpus in
-            corpus.file(Array("d.md".utf8), contents: Array("# Delta\n\nno front matter\n".utf8), mtime: 1_000)
-            corpus.file(Array("g.md".utf8), contents: Array("---\ntitle: Gamma\ntags: [health]\n---\n".utf8), mtime: 2_000)
-        }
-        try fixture.mount()
+        try mountNotes([
+            ("d.md", "# Delta\n\nno front matter\n", 1_000),
+            ("g.md", "---\ntitle: Gamma\ntags: [health]\n---\n", 2_000),
+        ])
         let pasted = fixture.mounted("tag/health/0002 Delta.md")
         let paste = """
             import os, sys
