@@ -44,8 +44,14 @@ package enum MountedViews {
         return MountTable.trustedQueryfsMounts(ofBacking: resolved).compactMap { mount in
             let file = mount.mountPoint + "/" + QueryFilesystem.controlName + "/" + QueryFilesystem.settledName
             // Bounded: a stopped or stuck daemon must not hold the command.
-            let answer = answerWithin(3) { try? readWholeFile(file) }
-            return answer??.hasPrefix("settled") == true ? nil : mount.mountPoint
+            let answer = answerWithin(3) { () -> Result<String, SystemError> in Result { () throws(SystemError) in try readWholeFile(file) } }
+            switch answer {
+            case .success(let text)?: return text.hasPrefix("settled") ? nil : mount.mountPoint
+            // A mount this user may not ask (root's, without allow_other) or
+            // one from before `.queryfs/settled`: nothing to wait for, nothing to say.
+            case .failure(let error)? where [EACCES, EPERM, ENOENT].contains(error.errno): return nil
+            default: return mount.mountPoint  // no answer within 3 s, or busy
+            }
         }
     }
 
