@@ -286,6 +286,8 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["tag", backing, "x", "--add", "-dash"], mentions: "give it as --add=-dash")
         try assertFailure(["tag", backing, "x", "--add", "-x"], mentions: "give it as --add=-x")
         try assertFailure(["tag", backing, "x", "--remove", "-1"], mentions: "give it as --remove=-1")
+        // An option that takes any word says itself what is wrong with it, not "goes after --".
+        try assertFailure(["undo", backing, "--since", "-5m"], mentions: "'-5m' is not a date")
     }
 
     func testAMissingBackingDirectoryIsOneLineAndExitStatus2() throws {

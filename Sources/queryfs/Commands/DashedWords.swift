@@ -17,10 +17,16 @@ enum DashedWords {
             if index > 0, ["--add", "--remove"].contains(words[index - 1]), word.count >= 2, word.hasPrefix("-") {
                 throw ValidationError("\(word) is not an option; as the value of \(words[index - 1]), give it as \(words[index - 1])=\(word)")
             }
+            // The value of an option that takes any word (`--since -5m`, `--last -1`): its own check says what is wrong with it.
+            if index > 0, Self.optionsTakingAnyValue.contains(words[index - 1]) { continue }
             guard isUnknownShortGroup(word) else { continue }
             throw ValidationError("\(word) is not an option; an argument that starts with '-' goes after '--' (queryfs \(command) BACKING -- \(word))")
         }
     }
+
+    /// The options declared with `parsing: .unconditional`.
+    private static let optionsTakingAnyValue: Set<String> = ["--since", "--last", "--lock-timeout", "--poll", "--poll-share",
+                                                             "--age-recount", "--query-folders"]
 
     private static func isUnknownShortGroup(_ word: String) -> Bool {
         guard word.count > 2, word.hasPrefix("-"), !word.hasPrefix("--"), !word.hasPrefix("-o") else { return false }
