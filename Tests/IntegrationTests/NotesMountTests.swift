@@ -95,10 +95,14 @@ final class NotesMountTests: MountTestCase {
         XCTAssertTrue(eventually { self.names("tag/z/b").count == 1 && RawFiles.list(self.fixture.mounted("tag/a")) == nil },
                       "\(names("tag/z/b")) \(String(describing: RawFiles.list(self.fixture.mounted("tag/a"))))")
         XCTAssertTrue(eventually { ViewComparison.differences(backing: self.fixture.backing, mountPoint: self.fixture.mountPoint) == [] })
-        // Undone note by note, byte for byte.
-        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing, "--since", "1h"]).status, 0)
-        XCTAssertEqual(RawFiles.read(fixture.backed("flow.md"))?.text, "---\ntags: [p, q]\n---\nBody\n")
+        // Each rename is one action: one undo takes it back in every note, byte for byte.
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
         XCTAssertEqual(RawFiles.read(fixture.backed("nested.md"))?.text, "---\ntags: [a/b, a/c]\n---\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("flow.md"))?.text, "---\ntags: [pp, q]\n---\nBody\n", "the rename before stays")
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("flow.md"))?.text, "---\ntags: [p, q]\n---\nBody\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("block.md"))?.text, "---\ntags:\n  - q\n  - p # mine\n---\n")
+        XCTAssertEqual(RawFiles.read(fixture.backed("toml.md"))?.text, "+++\ntags = [\"p\"]\n+++\n")
     }
 
     /// Copying an entry into a tag folder where its item already shows

@@ -424,6 +424,24 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(String(decoding: nothing.stderr, as: UTF8.self).contains("nothing to undo in \(backing)"))
     }
 
+    /// One command over several items is one action: one `undo` takes it
+    /// back from all of them (it took back the last item only).
+    func testOneUndoTakesBackACommandOverSeveralItems() throws {
+        hipstapaper("a.b", title: "Alpha")
+        hipstapaper("b.b", title: "Beta")
+        hipstapaper("c.b", title: "Gamma")
+        XCTAssertEqual(try run(["tag", backing, "c.b", "--add", "first"]).status, 0)
+        XCTAssertEqual(try run(["tag", backing, "a.b", "b.b", "--add", "both"]).status, 0)
+        let undo = try run(["undo", backing])
+        XCTAssertEqual(undo.status, 0, undo.errorLines.joined(separator: "\n"))
+        XCTAssertEqual(undo.output.split(separator: "\n").count, 2, undo.output)
+        XCTAssertEqual(try scanItem("a.b").tags, [])
+        XCTAssertEqual(try scanItem("b.b").tags, [])
+        XCTAssertEqual(try scanItem("c.b").tags, ["first"], "the command before is a later undo's")
+        XCTAssertEqual(try run(["undo", backing, "--last", "1"]).status, 0)
+        XCTAssertEqual(try scanItem("c.b").tags, [])
+    }
+
     /// An item whose name is not UTF-8 is named on the command line by its
     /// bytes (found from outside: the name reached the command as U+FFFD,
     /// and no file has that name). The shell makes the name: Process takes Strings.

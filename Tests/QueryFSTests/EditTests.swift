@@ -305,6 +305,34 @@ final class EditTests: FixtureTestCase {
         XCTAssertEqual(EditJournal.undoable(after), [])
     }
 
+    func testTheEditsOfOneActionAreUndoneTogether() throws {
+        for name in ["a.b", "b.b", "c.b", "d.b"] { bundle(name, file: "payload.plist", contents: Array(Self.hipstapaperXML.utf8)) }
+        let original = try scanItem("b.b").tags
+        let editor = try editor()
+        try editor.apply([.addTag("alone")], to: ItemName("a.b"))
+        let action = EditJournal.newAction()
+        // Another edit in between, as a concurrent command would make: it is not part of the action.
+        try editor.apply([.addTag("grouped")], to: ItemName("b.b"), action: action)
+        try editor.apply([.addTag("between")], to: ItemName("d.b"))
+        try editor.apply([.addTag("grouped")], to: ItemName("c.b"), action: action)
+        let journal = EditJournal(backing: try BackingDirectory(path: backing))
+        let entries = try journal.entries()
+        XCTAssertEqual(entries.map(\.action), [nil, action, nil, action], "the action is journaled and read back")
+
+        XCTAssertEqual(EditJournal.undoable(entries, last: 1).map(\.item.description), ["c.b", "b.b"], "the last action, whole")
+        XCTAssertEqual(EditJournal.undoable(entries, last: 2).map(\.item.description), ["c.b", "d.b", "b.b"])
+        XCTAssertEqual(EditJournal.undoable(entries, last: 3).map(\.item.description), ["c.b", "d.b", "b.b", "a.b"])
+        // A time inside the action takes all of it back, the part before the time too.
+        let since = entries[2].time
+        XCTAssertEqual(Set(EditJournal.undoable(entries, since: since).map(\.item.description)), ["b.b", "c.b", "d.b"])
+
+        for entry in EditJournal.undoable(entries, last: 1) { try editor.undo(entry) }
+        XCTAssertEqual(try scanItem("b.b").tags, original)
+        XCTAssertEqual(try scanItem("c.b").tags, original)
+        XCTAssertEqual(try scanItem("d.b").tags, original + ["between"])
+        XCTAssertEqual(EditJournal.undoable(try journal.entries(), last: 1).map(\.item.description), ["d.b"], "then the edit before it")
+    }
+
     func testAnUndoOfAFieldChangedSinceIsRefusedAndOtherChangesDoNotStopIt() throws {
         bundle("x.b", file: "payload.plist", contents: Array(Self.hipstapaperXML.utf8))
         let editor = try editor()

@@ -50,6 +50,10 @@ package struct EditJournal: Sendable {
         package let files: [FileState]
         /// The entry this one undid, if it is an undo.
         package let undoes: String?
+        /// The action this edit was part of, shared by every edit of one
+        /// action (a tag folder's rename rewrites each item that carries the
+        /// tag; a command names several items): `undo` takes them back together.
+        package var action: String? = nil
     }
 
     let backing: BackingDirectory
@@ -285,6 +289,7 @@ package struct EditJournal: Sendable {
         }
         fields.append("\"files\":[\(files.joined(separator: ","))]")
         if let undoes = entry.undoes { fields.append("\"undoes\":\(JSON.string(undoes))") }
+        if let action = entry.action { fields.append("\"action\":\(JSON.string(action))") }
         let body = "{" + fields.joined(separator: ",")
         return body + ",\(checksumKey)\"\(String(hash(Array(body.utf8)), radix: 16))\"}"
     }
@@ -338,7 +343,9 @@ package struct EditJournal: Sendable {
         }
         var undoes: String?
         if case .string(let undone)? = fields["undoes"] { undoes = undone }
-        return Entry(id: id, time: time, item: item, changes: parsedChanges, files: parsedFiles, undoes: undoes)
+        var action: String?
+        if case .string(let shared)? = fields["action"] { action = shared }
+        return Entry(id: id, time: time, item: item, changes: parsedChanges, files: parsedFiles, undoes: undoes, action: action)
     }
 
     /// FNV-1a: enough to tell whether a file is still what an edit wrote.
@@ -349,6 +356,9 @@ package struct EditJournal: Sendable {
         return hash
     }
 
+    /// A new action's name, for `ItemEditor.apply(_:to:action:)`.
+    package static func newAction() -> String { newID() }
+
     static func newID() -> String {
         let now = Timestamp.now
         return "\(now.seconds)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
@@ -356,14 +366,28 @@ package struct EditJournal: Sendable {
 }
 
 extension EditJournal {
-    /// The entries `queryfs undo` takes back, newest first: the last `count`,
-    /// or those since `time`, leaving out undos and what was undone already.
+    /// The entries `queryfs undo` takes back, newest first: those of the
+    /// last `count` actions, or those since `time`, leaving out undos and
+    /// what was undone already. An action is every entry sharing its
+    /// `action` (a tag folder's rename, a command over several items), else
+    /// one entry: an undo never leaves an action half taken back.
     package static func undoable(_ entries: [Entry], last count: Int? = nil, since time: Double? = nil) -> [Entry] {
         let undone = Set(entries.compactMap(\.undoes))
         var chosen = entries.filter { $0.undoes == nil && !undone.contains($0.id) }
-        if let time { chosen = chosen.filter { $0.time >= time } }
         chosen.reverse()
-        if let count { chosen = Array(chosen.prefix(count)) }
+        if let time {
+            // An action that began before `time` is still taken back whole.
+            let actions = Set(chosen.filter { $0.time >= time }.map(actionKey))
+            chosen = chosen.filter { actions.contains(actionKey($0)) }
+        }
+        if let count {
+            var actions: Set<String> = []
+            for entry in chosen where actions.count < count { actions.insert(actionKey(entry)) }
+            chosen = chosen.filter { actions.contains(actionKey($0)) }
+        }
         return chosen
     }
+
+    /// What groups an entry with others for undo: its action, or itself alone.
+    private static func actionKey(_ entry: Entry) -> String { entry.action.map { "action " + $0 } ?? "entry " + entry.id }
 }

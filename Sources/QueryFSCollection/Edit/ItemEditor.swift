@@ -33,9 +33,11 @@ package struct ItemEditor: Sendable {
     }
 
     /// Applies `edits` to `item` as one coordinated write; returns what the
-    /// journal recorded (nil when nothing needed to change).
+    /// journal recorded (nil when nothing needed to change). `action`
+    /// (`EditJournal.newAction()`): shared by the edits one action makes of
+    /// several items, which `undo` then takes back together.
     @discardableResult
-    package func apply(_ edits: [FieldEdit], to item: ItemName) throws(EditError) -> EditJournal.Entry? {
+    package func apply(_ edits: [FieldEdit], to item: ItemName, action: String? = nil) throws(EditError) -> EditJournal.Entry? {
         // A file saved by another program between the read and the write
         // (an editor does not take the item's lock) fails the write before
         // anything of it is written (EAGAIN): read again and edit that.
@@ -45,7 +47,7 @@ package struct ItemEditor: Sendable {
                 return try withLockedItem(item) { (state, place) throws(EditError) -> EditJournal.Entry? in
                     var changed = state
                     for edit in edits { try changed.apply(edit, sources: sources, item: item) }
-                    return try commit(changed, from: state, item: item, at: place, undoes: nil)
+                    return try commit(changed, from: state, item: item, at: place, undoes: nil, action: action)
                 }
             } catch let error where error.errno == EAGAIN && attempt < Self.attemptsWhileSaved {
                 attempt += 1
@@ -183,7 +185,8 @@ package struct ItemEditor: Sendable {
     ///   was undone must never stand for files that were not put back (the
     ///   entry could then never be undone). An undo whose record fails stays
     ///   made, and says so; undoing the entry again finds nothing to do.
-    private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, at place: ItemPlace, undoes: String?) throws(EditError)
+    private func commit(_ changed: ItemState, from original: ItemState, item: ItemName, at place: ItemPlace, undoes: String?,
+                        action: String? = nil) throws(EditError)
         -> EditJournal.Entry?
     {
         let files = original.differences(to: changed)
@@ -195,7 +198,7 @@ package struct ItemEditor: Sendable {
             throw EditError(error.errno, "\(item) not changed: the journal \(EditJournal.fileName) cannot be written (\(error.message))")
         }
         defer { appender?.close() }
-        let entry = journalEntry(changed, from: original, files: files, item: item, undoes: undoes)
+        let entry = journalEntry(changed, from: original, files: files, item: item, undoes: undoes, action: action)
         var written: [String] = []
         guard let appender else {
             try changed.write(files, item: place.name, in: place.folderFD, checkingStampsOf: original, written: &written)
@@ -237,8 +240,8 @@ package struct ItemEditor: Sendable {
         return entry
     }
 
-    private func journalEntry(_ changed: ItemState, from original: ItemState, files: [String], item: ItemName, undoes: String?)
-        -> EditJournal.Entry
+    private func journalEntry(_ changed: ItemState, from original: ItemState, files: [String], item: ItemName, undoes: String?,
+                              action: String?) -> EditJournal.Entry
     {
         let before = original.item(named: item, sources: sources), after = changed.item(named: item, sources: sources)
         var changes = Self.fields(original, changed, sources: sources).compactMap { field -> EditJournal.Change? in
@@ -256,7 +259,7 @@ package struct ItemEditor: Sendable {
         return EditJournal.Entry(
             id: EditJournal.newID(), time: Timestamp.now.timeInterval, item: item, changes: changes,
             files: files.map { EditJournal.FileState(name: $0, before: original.contents(of: $0), afterHash: EditJournal.hash(changed.contents(of: $0))) },
-            undoes: undoes)
+            undoes: undoes, action: action)
     }
 
     // MARK: Fields

@@ -442,9 +442,11 @@ extension QueryFilesystem {
         // its name (found from outside: some items renamed, a ghost folder).
         var renamed: [ItemName] = []
         var failure: Int32 = 0
+        // One action: a single `queryfs undo` takes the whole rename back.
+        let action = EditJournal.newAction()
         for item in items {
             do {
-                try editor.apply([.renameTagFolder(from, to: to)], to: item)
+                try editor.apply([.renameTagFolder(from, to: to)], to: item, action: action)
                 renamed.append(item)
             } catch {
                 catalog.logger.error("\(what): \(error); the items renamed before it are renamed back")
@@ -455,7 +457,7 @@ extension QueryFilesystem {
         if failure != 0 {
             for item in renamed {
                 do {
-                    try editor.apply([.renameTagFolder(to, to: from)], to: item)
+                    try editor.apply([.renameTagFolder(to, to: from)], to: item, action: action)
                 } catch {
                     catalog.logger.error("\(what): renaming \(item) back: \(error) (queryfs undo takes the rename back)")
                 }

@@ -39,16 +39,19 @@ struct EditOptions: ParsableArguments {
         }
     }
 
-    /// Applies `edits` to each item in turn; every failure is a line, and the command fails if any did.
+    /// Applies `edits` to each item in turn; every failure is a line, and the
+    /// command fails if any did. One action: one `undo` takes back what the
+    /// command did to all its items.
     func apply(_ edits: [FieldEdit], to items: [String]) throws {
         let backing = try directory()
         let editor = try editor()
+        let action = items.count > 1 ? EditJournal.newAction() : nil
         var failed = false
         for text in items {
             do throws(EditError) {
                 let item = try ItemReference.resolve(bytes: RawArguments.bytes(of: text), backing: backing, recursive: editor.sources.recursive,
                                                      payloadNames: editor.sources.payloadNames)
-                try editor.apply(edits, to: item)
+                try editor.apply(edits, to: item, action: action)
             } catch {
                 printError(error.message)
                 failed = true
@@ -189,11 +192,12 @@ struct UndoCommand: ParsableCommand {
         commandName: "undo", abstract: "Take back journaled edits, newest first (the last one by default).",
         discussion: """
             An edit whose item changed since in the same field is not taken back (one line says so); the others are. \
-            Each change taken back is printed as `queryfs history` lists it; when there is nothing left to take back, one line says so.
+            The edits of one action (a tag folder renamed through a mount, one `tag`, `archive` or `unarchive` over \
+            several items) are taken back together. Each change taken back is printed as `queryfs history` lists it; when there is nothing left to take back, one line says so.
             """)
 
     @OptionGroup var options: EditOptions
-    @Option(name: .customLong("last"), parsing: .unconditional, help: "Take back the last N edits.") var last: Int?
+    @Option(name: .customLong("last"), parsing: .unconditional, help: "Take back the last N edits (one action's edits count as one).") var last: Int?
     @Option(name: .customLong("since"), parsing: .unconditional, help: "Take back every edit since this date or age (2024-05-01, 5m).") var since: String?
 
     func validate() throws {
