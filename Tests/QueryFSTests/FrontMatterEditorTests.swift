@@ -65,8 +65,27 @@ final class FrontMatterEditorTests: XCTestCase {
         XCTAssertEqual(try tags(note, ["alpha", "new"]), "+++\ntitle = \"Toml\"\ntags = [\"alpha\", \"new\"]\n[extra]\nx = 1\n+++\nbody\n")
         XCTAssertEqual(try tags(note, ["new"]), "+++\ntitle = \"Toml\"\ntags = [\"new\"]\n[extra]\nx = 1\n+++\nbody\n")
         XCTAssertEqual(try set(note, "title", .string("Re \"titled\"")), "+++\ntitle = \"Re \\\"titled\\\"\"\ntags = [\"alpha\"]\n[extra]\nx = 1\n+++\nbody\n")
-        XCTAssertEqual(try set(note, "archived", .bool(true)), "+++\narchived = true\ntitle = \"Toml\"\ntags = [\"alpha\"]\n[extra]\nx = 1\n+++\nbody\n",
-                       "a new key goes first: after a table header it would belong to the table")
+        XCTAssertEqual(try set(note, "archived", .bool(true)), "+++\ntitle = \"Toml\"\ntags = [\"alpha\"]\narchived = true\n[extra]\nx = 1\n+++\nbody\n",
+                       "a new key goes after the top-level keys: after a table header it would belong to the table")
+        XCTAssertEqual(try set("+++\ntitle = \"T\"\n\n# the extras\n[extra]\n+++\n", "n", .integer(1)),
+                       "+++\ntitle = \"T\"\nn = 1\n\n# the extras\n[extra]\n+++\n", "the comment above a table stays the table's")
+        XCTAssertEqual(try set("+++\ntitle = \"T\"\n+++\n", "n", .integer(1)), "+++\ntitle = \"T\"\nn = 1\n+++\n")
+        XCTAssertEqual(try set("+++\n+++\nB\n", "n", .integer(1)), "+++\nn = 1\n+++\nB\n")
+    }
+
+    /// A TOML number (or date) takes a new value in place, as a string or a
+    /// boolean does (found from outside: `set payload.rating=4` was refused
+    /// on `rating = 3`, also on a key the command itself had written).
+    func testATOMLNumberTakesANewValue() throws {
+        let note = "+++\ntitle = \"T\"\nrating = 3 # stars\nratio = -1.5e3\nbig = 1_000\nhex = 0x1F\nwhen = 2024-05-01T10:00:00Z\n[extra]\nrating = 9\n+++\nbody\n"
+        XCTAssertEqual(try set(note, "rating", .integer(4)), note.replacingOccurrences(of: "rating = 3 #", with: "rating = 4 #"))
+        XCTAssertEqual(try set(note, "ratio", .real(2.5)), note.replacingOccurrences(of: "-1.5e3", with: "2.5"))
+        XCTAssertEqual(try set(note, "big", .integer(7)), note.replacingOccurrences(of: "1_000", with: "7"))
+        XCTAssertEqual(try set(note, "hex", .string("text")), note.replacingOccurrences(of: "0x1F", with: "\"text\""))
+        XCTAssertEqual(try set(note, "when", .integer(1)), note.replacingOccurrences(of: "2024-05-01T10:00:00Z", with: "1"))
+        XCTAssertEqual(try set(set(note, "rating", .integer(4)), "rating", .integer(5)), note.replacingOccurrences(of: "rating = 3 #", with: "rating = 5 #"))
+        // A date with a blank before its time is two words: the edit is refused, the note as it was.
+        XCTAssertThrowsError(try set("+++\nwhen = 2024-05-01 10:00:00\n+++\n", "when", .integer(1)))
     }
 
     /// A TOML array over several lines, with comments and a trailing comma

@@ -198,7 +198,11 @@ struct FrontMatterBlock {
     /// Appends a line at the end of the block (YAML) or the start (TOML: later keys may sit in a table).
     private mutating func insertLine(_ line: String) {
         if syntax == .toml {
-            replace(0..<0, with: line + "\n")
+            // After the top-level keys, before any `[table]` (found from
+            // outside: a new key went above the note's title).
+            let end = TOMLBlockLayout(text).topLevelEnd
+            let needsBreak = end > 0 && note[blockStart + end - 1] != 10
+            replace(end..<end, with: (needsBreak ? "\n" : "") + line + "\n")
             return
         }
         let count = blockEnd - blockStart

@@ -14,16 +14,26 @@ struct TOMLBlockLayout {
 
     private var lines: [(key: String, valueStart: Int, valueEnd: Int)] = []
     private let bytes: [UInt8]
+    /// Where a new top-level key goes: after the last line before the first
+    /// `[table]` header that is neither blank nor a comment (a comment just
+    /// above a table is the table's), or at the end when there is no table.
+    private(set) var topLevelEnd: Int
 
     init(_ text: String) {
         bytes = Swift.Array(text.utf8)
+        topLevelEnd = bytes.count
         var start = 0
+        var afterLastKeyLine = 0
         while start < bytes.count {
             let end = bytes[start...].firstIndex(of: 10) ?? bytes.count
             var line = bytes[start..<end]
             while let last = line.last, last == 13 { line = line.dropLast() }
             let trimmed = line.drop { $0 == 32 || $0 == 9 }
-            if trimmed.first == UInt8(ascii: "[") { break }  // a table: what follows is not top level
+            if trimmed.first == UInt8(ascii: "[") {  // a table: what follows is not top level
+                topLevelEnd = afterLastKeyLine
+                break
+            }
+            if !trimmed.isEmpty && trimmed.first != UInt8(ascii: "#") { afterLastKeyLine = Swift.min(end + 1, bytes.count) }
             if let equals = trimmed.firstIndex(of: UInt8(ascii: "=")) {
                 let key = String(decoding: trimmed[..<equals], as: UTF8.self).trimming(" \t")
                 let valueStart = trimmed[(equals + 1)...].firstIndex { $0 != 32 && $0 != 9 } ?? line.endIndex
@@ -35,7 +45,7 @@ struct TOMLBlockLayout {
 
     func hasKey(_ key: String) -> Bool { lines.contains { $0.key == key } }
 
-    /// The range of a string or boolean value of `key`.
+    /// The range of a string, boolean or number (or date) value of `key`.
     func scalar(_ key: String) -> Range<Int>? {
         guard let line = lines.first(where: { $0.key == key }), line.valueStart < line.valueEnd else { return nil }
         let first = bytes[line.valueStart]
@@ -45,7 +55,17 @@ struct TOMLBlockLayout {
         for word in ["true", "false"] where bytes[line.valueStart...].starts(with: word.utf8) {
             return line.valueStart..<(line.valueStart + word.utf8.count)
         }
-        return nil
+        // A number or a date (`3`, `-1.5e3`, `0x1F`, `1_000`, `inf`, `2024-05-01T10:00:00Z`):
+        // one word, up to a blank, comment or the line's end (found from
+        // outside: `set payload.rating=4` was refused on `rating = 3`). A date
+        // with a blank before its time is two words: what is written then
+        // fails toml++'s reading again, and the edit is refused whole.
+        let numberStart = Set("0123456789+-in".utf8)
+        guard numberStart.contains(first) else { return nil }
+        let word = bytes[line.valueStart..<line.valueEnd].prefix { byte in
+            byte != 32 && byte != 9 && byte != UInt8(ascii: "#") && byte != UInt8(ascii: ",")
+        }
+        return line.valueStart..<(line.valueStart + word.count)
     }
 
     /// An array of strings under `key`, on one line or over several (each
