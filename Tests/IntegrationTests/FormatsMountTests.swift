@@ -174,6 +174,34 @@ final class FormatsMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("1709640000.5/index.json")), Array(index.utf8), "undone, byte for byte")
     }
 
+    /// A snapshot without a `tags` key gets one string, as one with `null`
+    /// does (it got a JSON array), and a tag with a comma, which would read
+    /// back as two, is refused (it was split into two, and exited 0).
+    func testArchiveBoxTagsWithoutAKeyOrWithACommaStayOneStringOrAreRefused() throws {
+        let index = "{\n    \"url\": \"https://b.example/\",\n    \"timestamp\": \"1700000000.2\",\n    \"title\": \"B\"\n}\n"
+        fixture = MountedFixture { corpus in
+            corpus.write(corpus.path + "/.queryfs.toml", Array("format = \"archivebox\"\n".utf8))
+            mkdir(corpus.path + "/1700000000.2", 0o755)
+            corpus.file(Array("1700000000.2/index.json".utf8), contents: Array(index.utf8), mtime: 1_000)
+        }
+        try fixture.mount()
+        let comma = QueryfsBinary.run(["tag", fixture.backing, "1700000000.2", "--add", "p,q"])
+        XCTAssertNotEqual(comma.status, 0)
+        XCTAssertTrue(comma.stderrText.contains("separated by commas"), comma.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("1700000000.2/index.json")), Array(index.utf8), "nothing written")
+        XCTAssertEqual(mkdir(fixture.mounted("tag/p,q"), 0o755), 0)
+        XCTAssertNotEqual(symlink("../../bundles/1700000000.2", fixture.mounted("tag/p,q/x")), 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("1700000000.2/index.json")), Array(index.utf8), "nothing written")
+
+        XCTAssertEqual(mkdir(fixture.mounted("tag/later"), 0o755), 0)
+        XCTAssertEqual(symlink("../../bundles/1700000000.2", fixture.mounted("tag/later/x")), 0, String(cString: strerror(Glibc.errno)))
+        let written = try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(RawFiles.read(fixture.backed("1700000000.2/index.json"))))) as? [String: Any]
+        XCTAssertEqual(written?["tags"] as? String, "later", "one string, not a list")
+        XCTAssertEqual(rename(fixture.mounted("tag/later"), fixture.mounted("tag/a,b")), -1, "a rename to a name with a comma is refused too")
+        XCTAssertEqual(QueryfsBinary.run(["undo", fixture.backing]).status, 0)
+        XCTAssertEqual(RawFiles.read(fixture.backed("1700000000.2/index.json")), Array(index.utf8), "undone, byte for byte")
+    }
+
     /// ArchiveBox writes `null` for a snapshot with no tags or no title yet:
     /// no value and no problem, and a tag linked in starts the one string.
     func testArchiveBoxNullsAreFieldsNotGiven() throws {

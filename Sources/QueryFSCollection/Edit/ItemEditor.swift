@@ -454,6 +454,12 @@ struct ItemState {
             if isBundle {
                 let path = try keyPath(sources.tags, fitting: { if case .array = $0 { true } else { false } })
                 let current = payload?.value.value(at: path)
+                let keptAsText: Bool
+                switch current {
+                case .string?, .null?, nil: keptAsText = sources.tagsMayBeText
+                default: keptAsText = false
+                }
+                if keptAsText { try Self.checkFitsTagString(tag) }
                 if case .string(let text)? = current, sources.tagsMayBeText {
                     // Tags kept as one string stay one string (ArchiveBox's `"a,b"`), with its separator.
                     let joined = text.trimming(" ").isEmpty ? tag : text + (text.contains(", ") ? ", " : ",") + tag
@@ -461,8 +467,9 @@ struct ItemState {
                 } else if case .string? = current {
                     // A format that reads tags only as a list ignores this string: one more word in it would show nowhere.
                     throw EditError(EROFS, "the payload's \(path.joined(separator: ".")) is one string, which this format does not read as tags: make it a list first")
-                } else if current == .null {
-                    // No tags yet, said as null (ArchiveBox's untagged snapshots): the tag starts the format's kind of list.
+                } else if current == .null || (current == nil && sources.tagsMayBeText) {
+                    // No tags yet, said as null or not at all (ArchiveBox's untagged snapshots): the tag
+                    // starts the format's kind of list (found from outside: a missing key became a JSON array).
                     let first: PayloadValue = sources.tagsMayBeText ? .string(tag) : .array([.string(tag)])
                     try editDocument { (document) throws(EditError) in try document.set(path, to: first) }
                 } else {
@@ -590,6 +597,15 @@ struct ItemState {
         return PayloadFields(payload: .dictionary(note.payload), paths: sources.splitPaths)
     }
 
+    /// A tag kept in one string of comma-separated tags (ArchiveBox's) must
+    /// hold no comma: it would read back as two tags (found from outside:
+    /// `--add 'p,q'` returned 0 and made tags p and q).
+    static func checkFitsTagString(_ tag: String) throws(EditError) {
+        guard !tag.contains(",") else {
+            throw EditError(EINVAL, "tag '\(tag)' cannot be kept in the payload's tags, one string of tags separated by commas: it would read as \(tag.split(separator: ",").count) tags")
+        }
+    }
+
     private mutating func changeTags(_ sources: FieldSources, _ change: (String) -> String??) throws(EditError) {
         // A tag written in the note's text (`#tag`) is the text's: refused, not silently kept
         // — also when the front matter names it too: taken from there alone, it stayed
@@ -645,6 +661,7 @@ struct ItemState {
                 guard let outcome = change else { result.append(segment); continue }
                 // Renamed onto a tag the string holds already (or wrote already): once is enough.
                 guard let renamed = outcome, !kept.contains(renamed), written.insert(renamed).inserted else { continue }
+                try Self.checkFitsTagString(renamed)
                 // The blanks around it kept (the tag is the segment less them).
                 let isBlank = { (character: Character) in character == " " || character == "\t" }
                 result.append(String(segment.prefix(while: isBlank)) + renamed + String(segment.reversed().prefix(while: isBlank).reversed()))
