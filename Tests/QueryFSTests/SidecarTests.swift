@@ -266,6 +266,33 @@ final class SidecarEditTests: XCTestCase {
         XCTAssertEqual(try editor.fields(of: ItemName("orphan.xmp")).tags, ["stray"], "its attribute")
     }
 
+    /// A photo whose name is 255 bytes has no room for `X.jpg.xmp`: its
+    /// `X.xmp` is read and written (found from outside: "File name too long"
+    /// stopped the search, the tags were missing and every tag edit failed),
+    /// and a file with no room for any sidecar gets no problem for it.
+    func testAPhotoWithTheLongestNameUsesItsShorterSidecar() throws {
+        let backing = TemporaryBacking()
+        let stem = String(repeating: "P", count: 251), bare = String(repeating: "Q", count: 255)
+        backing.write(backing.path + "/\(stem).jpg", "jpeg")
+        backing.write(backing.path + "/\(stem).xmp", """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+            <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:subject><rdf:Bag><rdf:li>beach</rdf:li></rdf:Bag>
+            </dc:subject></rdf:Description></rdf:RDF></x:xmpmeta>
+            """)
+        backing.write(backing.path + "/\(bare)", "no extension")
+        var sources = FieldSources()
+        sources.sidecars = Sidecars([.xmp])
+        let items = try Scanner(sources: sources).scan(directory: backing.path).sorted { $0.name < $1.name }
+        XCTAssertEqual(items.map(\.name.description), ["\(stem).jpg", bare])
+        XCTAssertEqual(items[0].tags, ["beach"])
+        XCTAssertEqual(items[0].problems, [])
+        XCTAssertEqual(items[1].problems, [], "no sidecar name fits: none is looked for")
+        let editor = ItemEditor(backing: try BackingDirectory(path: backing.path, readingAs: sources), sources: sources, journals: false)
+        XCTAssertNoThrow(try editor.apply([.addTag("sea")], to: ItemName("\(stem).jpg")))
+        let written = try XCTUnwrap(FileManager.default.contents(atPath: backing.path + "/\(stem).xmp"))
+        XCTAssertEqual(try XMPSidecarEditor.tags(Array(written)), ["beach", "sea"])
+    }
+
     /// A sidecar made by root is its photo's owner's, with the photo's mode
     /// (it was root's, and the user's darktable could not write it).
     func testASidecarMadeByRootIsThePhotosOwners() throws {

@@ -380,7 +380,7 @@ struct ItemState {
                 // (A sidecar left alone is an item of its own: its tags go to its attribute, not to a sidecar of a sidecar.)
                 // Its XMP sidecar, or the one an edit would make (darktable's name for it).
                 let xmp = Sidecars([.xmp])
-                state.sidecarName = item.bytes + Array(".xmp".utf8)
+                state.sidecarName = xmp.candidates(for: item.bytes).first?.1 ?? item.bytes + Array(".xmp".utf8)
                 if let found = SidecarRead.find(for: item.bytes, in: rootFD, sidecars: xmp) {
                     switch found.contents {
                     case .success(let (bytes, _)):

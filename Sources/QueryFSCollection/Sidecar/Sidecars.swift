@@ -73,9 +73,14 @@ package struct Sidecars: Equatable, Sendable {
 
     var isEmpty: Bool { kinds.isEmpty }
 
-    /// Every sidecar name the file `name` may have, by preference.
+    /// Every sidecar name the file `name` may have, by preference: none
+    /// longer than a name can be (found from outside: a photo with a
+    /// 255-byte name stopped at `X.jpg.xmp`'s "File name too long" and never
+    /// read its `X.xmp`; one without an extension got that as a problem).
     func candidates(for name: [UInt8]) -> [(SidecarKind, [UInt8])] {
-        kinds.flatMap { kind in kind.candidates(for: name).filter { $0 != name }.map { (kind, $0) } }
+        kinds.flatMap { kind in
+            kind.candidates(for: name).filter { $0 != name && $0.count <= Int(NAME_MAX) }.map { (kind, $0) }
+        }
     }
 
     func isSidecarShaped(_ name: [UInt8]) -> Bool { kinds.contains { $0.isSidecarShaped(name) } }
