@@ -70,6 +70,29 @@ final class RecursiveCollectionTests: XCTestCase {
         }
     }
 
+    /// A folder deeper than the walk goes is one item, with a problem that
+    /// says so (found from outside: it and what it held vanished, unsaid).
+    func testAFolderTooDeepToWalkIsOneItemWithAProblem() throws {
+        let backing = TemporaryBacking()
+        let deep = (1...BackingDirectory.maximumFolderDepth + 1).map(String.init).joined(separator: "/")
+        let inside = (1...BackingDirectory.maximumFolderDepth).map(String.init).joined(separator: "/")
+        makeFolders(backing, [deep, "a"])
+        backing.write(backing.path + "/" + deep + "/deep.md", "x\n")
+        backing.write(backing.path + "/" + inside + "/walked.md", "x\n")
+        backing.write(backing.path + "/a/shallow.md", "x\n")
+        var sources = FieldSources()
+        sources.recursive = true
+        let items = try Scanner(sources: sources).scan(directory: backing.path).sorted { $0.name < $1.name }
+        XCTAssertEqual(items.map(\.name.description), [deep, inside + "/walked.md", "a/shallow.md"].sorted())
+        let folder = try XCTUnwrap(items.first { $0.name.description == deep })
+        XCTAssertEqual(folder.problems.count, 1)
+        XCTAssertTrue(folder.problems.first?.contains("one item") == true, "\(folder.problems)")
+        let root = try BackingDirectory(path: backing.path, recursive: true)
+        guard case .item = Scanner(sources: sources).scan(named: ItemName(deep), in: root.fd) else {
+            return XCTFail("read alone (a change heard), it is the same item")
+        }
+    }
+
     func testAFolderSwappedForALinkLeadsNowhere() throws {
         let backing = TemporaryBacking()
         let outside = TemporaryBacking()

@@ -54,7 +54,7 @@ package struct Scanner: Sendable {
             defer { progress?() }
             // A folder gone or no folder now: each name says so on its own.
             guard let folderFD else { return read(named: name, in: rootFD) }
-            return read(name, raw: readItem(leaf, in: folderFD))
+            return read(name, raw: readItem(leaf, in: folderFD, tooDeep: Self.isTooDeep(name)))
         }
     }
 
@@ -336,15 +336,26 @@ package struct Scanner: Sendable {
 
     func readItem(named name: ItemName, in rootFD: Int32) -> RawItem {
         do {
-            return try BackingDirectory.withParent(of: name, in: rootFD) { parentFD, cName in readItem(cName, in: parentFD) }
+            return try BackingDirectory.withParent(of: name, in: rootFD) { parentFD, cName in
+                readItem(cName, in: parentFD, tooDeep: Self.isTooDeep(name))
+            }
         } catch {
             // The folder it lay in is gone, or is no folder (a link now): so is the item.
             return [ENOENT, ENOTDIR, ELOOP, EXDEV].contains(error.errno) ? .vanished : .unreadable(error)
         }
     }
 
+    /// Whether `name` is a folder too deep to be walked for items
+    /// (`BackingDirectory.maximumFolderDepth`): a folder there is one item.
+    static func isTooDeep(_ name: ItemName) -> Bool {
+        name.bytes.lazy.filter { $0 == UInt8(ascii: "/") }.count >= BackingDirectory.maximumFolderDepth
+    }
+
     /// Reads the entry `cName` of the folder `rootFD` (BACKING, or the folder a nested item lies in).
-    private func readItem(_ cName: UnsafePointer<CChar>, in rootFD: Int32) -> RawItem {
+    /// `tooDeep`: a folder without a payload is one item all the same, with a
+    /// problem that says why (found from outside: it and all it held vanished
+    /// from every view, with nothing said).
+    private func readItem(_ cName: UnsafePointer<CChar>, in rootFD: Int32, tooDeep: Bool) -> RawItem {
         do {
             let status: FileStatus
             do throws(SystemError) {
@@ -369,7 +380,8 @@ package struct Scanner: Sendable {
                 }
                 return .file(status, attributeTags: attribute ?? ExtendedAttributeTags.read(fd: rootFD, name: cName), head: head, sidecar: sidecar)
             }
-            if sources.recursive, !BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD, names: sources.payloadNames) {
+            let holdsPayload = BackingDirectory.holdsPayload(Self.bytes(of: cName), in: rootFD, names: sources.payloadNames)
+            if sources.recursive, !tooDeep, !holdsPayload {
                 // A folder this user cannot enter holds items no one can list: an
                 // item of its own, so that its problem is reported rather than lost.
                 guard faccessat(rootFD, cName, R_OK | X_OK, AT_EACCESS) == 0 else {
@@ -380,6 +392,9 @@ package struct Scanner: Sendable {
             var walk = BundleWalk(modified: status.modified, scanner: self)
             walk.stamp.add(name: [], status: status)
             walk.walkBundle(cName, in: rootFD)
+            if sources.recursive, tooDeep, !holdsPayload {
+                walk.problems.append("a folder \(BackingDirectory.maximumFolderDepth) folders deep: one item, the items in it not read")
+            }
             return walk.locked ? .locked : .bundle(status, walk)
         }
     }
