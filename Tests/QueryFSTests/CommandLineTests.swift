@@ -424,6 +424,20 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertTrue(String(decoding: nothing.stderr, as: UTF8.self).contains("nothing to undo in \(backing)"))
     }
 
+    /// Removing a tag the item does not carry is said; when it carries tags
+    /// nested below it (`a/b` for `a`), the command fails and names them
+    /// (found from outside: exit 0, nothing changed, the item still in tag/a/).
+    func testRemovingATagTheItemDoesNotCarryIsSaid() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["lang/swift", "kept"])
+        let nested = try run(["tag", backing, "a.b", "--remove", "lang"])
+        XCTAssertEqual(nested.status, 2)
+        XCTAssertEqual(nested.errorLines, ["queryfs: a.b: does not carry tag 'lang' itself, only 'lang/swift': remove that by name"])
+        let absent = try run(["tag", backing, "a.b", "--remove", "other", "--remove", "kept"])
+        XCTAssertEqual(absent.status, 0)
+        XCTAssertEqual(absent.errorLines, ["queryfs: a.b: does not carry tag 'other': nothing to remove"])
+        XCTAssertEqual(try scanItem("a.b").tags, ["lang/swift"])
+    }
+
     /// One command over several items is one action: one `undo` takes it
     /// back from all of them (it took back the last item only).
     func testOneUndoTakesBackACommandOverSeveralItems() throws {

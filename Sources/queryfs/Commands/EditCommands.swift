@@ -31,6 +31,14 @@ struct EditOptions: ParsableArguments {
         }
     }
 
+    /// The tags `edits` would remove that `item` does not carry, each with
+    /// the tags nested below it that it does (`a` for an item of `a/b`).
+    static func absentRemovals(_ edits: [FieldEdit], of item: ItemName, editor: ItemEditor) -> [(tag: String, nested: [String])] {
+        let removals = edits.compactMap { edit -> String? in if case .removeTag(let tag) = edit { tag } else { nil } }
+        guard !removals.isEmpty, let tags = try? editor.fields(of: item).tags else { return [] }
+        return removals.filter { !tags.contains($0) }.map { tag in (tag, tags.filter { $0.hasPrefix(tag + "/") }) }
+    }
+
     /// Waits until BACKING's running mounts show what was done; a mount that
     /// did not confirm it in time is said in one line (the edit stands).
     static func settleMounts(of backing: String) {
@@ -51,7 +59,19 @@ struct EditOptions: ParsableArguments {
             do throws(EditError) {
                 let item = try ItemReference.resolve(bytes: RawArguments.bytes(of: text), backing: backing, recursive: editor.sources.recursive,
                                                      payloadNames: editor.sources.payloadNames)
+                let absent = Self.absentRemovals(edits, of: item, editor: editor)
                 try editor.apply(edits, to: item, action: action)
+                for (tag, nested) in absent {
+                    // Said, not silent (found from outside: `--remove lra` on an item of
+                    // `lra/b/c` returned 0, changed nothing, and it stayed in tag/lra/).
+                    if nested.isEmpty {
+                        printError("\(item): does not carry tag '\(tag)': nothing to remove")
+                    } else {
+                        printError("\(item): does not carry tag '\(tag)' itself, only \(nested.map { "'\($0)'" }.joined(separator: ", ")): "
+                            + "remove \(nested.count == 1 ? "that" : "those") by name")
+                        failed = true
+                    }
+                }
             } catch {
                 printError(error.message)
                 failed = true
