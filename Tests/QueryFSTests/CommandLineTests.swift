@@ -114,6 +114,29 @@ final class CommandLineTests: FixtureTestCase {
         }
     }
 
+    /// A tag folder listed from the index's stored order is named as the
+    /// configuration says (found from outside: `desktop-entries = ["tag/*"]`
+    /// gave `.desktop` names the first time, symlink names after).
+    func testDesktopEntryNamesHoldWhenTheIndexAnswers() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["t"])
+        writeFile(".queryfs.toml", "desktop-entries = [\"tag/*\"]\n")
+        // The index where commands keep it by default (`--index` reads views another way).
+        let cache = backing + ".cache"
+        let saved = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
+        setenv("XDG_CACHE_HOME", cache, 1)
+        defer {
+            if let saved { setenv("XDG_CACHE_HOME", saved, 1) } else { unsetenv("XDG_CACHE_HOME") }
+            try? FileManager.default.removeItem(atPath: cache)
+        }
+        // `views` evaluates every view: the index it writes stores every tag folder's order.
+        XCTAssertEqual(try run(["views", backing]).status, 0)
+        for extra in [[], [], ["--trust-index"]] {
+            let listed = try run(["ls", backing, "tag/t"] + extra)
+            XCTAssertEqual(listed.status, 0, listed.errorLines.joined())
+            XCTAssertEqual(listed.lines, ["0001 Alpha.desktop"], "\(extra)")
+        }
+    }
+
     func testLsLongAddsATabAndTheTarget() throws {
         makeReadingList()
         XCTAssertEqual(try run(["ls", "--long", backing, "by-name"]).lines, [

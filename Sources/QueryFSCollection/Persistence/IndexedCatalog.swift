@@ -58,7 +58,9 @@ package enum IndexedCatalog {
         }
         guard components.count >= 2, components[0] == ViewDefinition.tagFolder else { return nil }
         let folder = components.dropFirst().joined(separator: "/")
-        return (.tag(folder: folder), .tag(folder))
+        // Styled as the view set has it (found from outside: `desktop-entries
+        // = ["tag/*"]` gave symlink names once the stored order answered).
+        return (viewSet.styled(.tag(folder: folder)), .tag(folder))
     }
 
     /// BACKING opened as the command reads it, and what an index must
