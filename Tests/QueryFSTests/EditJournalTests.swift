@@ -40,6 +40,28 @@ final class EditJournalTests: FixtureTestCase {
         XCTAssertEqual(String(decoding: contents("../elsewhere-\(getpid())"), as: UTF8.self), "kept")
     }
 
+    /// Another program's lock on the journal makes an edit wait its lock
+    /// timeout, then fail with EBUSY, nothing changed (found from outside:
+    /// every edit waited for as long as the lock was held).
+    func testAJournalLockedElsewhereRefusesTheEditAfterTheTimeout() throws {
+        XCTAssertTrue(FileManager.default.createFile(atPath: journalPath, contents: nil, attributes: [.posixPermissions: 0o600]))
+        let holder = open(journalPath, O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(holder, 0)
+        defer { close(holder) }
+        XCTAssertEqual(flock(holder, LOCK_EX), 0)
+        let before = contents(payload)
+        let start = Date()
+        XCTAssertThrowsError(try editor().apply([.addTag("t")], to: ItemName("x.b"))) { error in
+            let edit = error as? EditError
+            XCTAssertEqual(edit?.errno, EBUSY)
+            XCTAssertTrue(edit?.message.contains("still locked by another process after 1.0 s") == true, edit?.message ?? "")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 3, "the wait is bounded by the lock timeout")
+        XCTAssertEqual(contents(payload), before)
+        XCTAssertEqual(flock(holder, LOCK_UN), 0)
+        XCTAssertNoThrow(try editor().apply([.addTag("t")], to: ItemName("x.b")), "once let go, the edit is made")
+    }
+
     func testARecordThatCannotBeWrittenTakesTheEditBack() throws {
         let editor = try editor()
         // The journal grows past the payload's size, so a file size limit can

@@ -68,7 +68,8 @@ package struct EditJournal: Sendable {
     final class Appender {
         private let fd: Int32
 
-        fileprivate init(backing: BackingDirectory) throws(SystemError) {
+        /// `timeout`: seconds to wait for another holder's lock (nil: as long as it takes).
+        fileprivate init(backing: BackingDirectory, timeout: Double?) throws(SystemError) {
             var created = false
             var fd = EditJournal.fileName.withCString { openat(backing.fd, $0, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW) }
             if fd < 0, errno == ENOENT {
@@ -87,7 +88,7 @@ package struct EditJournal: Sendable {
                 guard status.st_mode & S_IFMT == S_IFREG else {
                     throw SystemError(errno: EINVAL, operation: "open", path: EditJournal.fileName, detail: "not a regular file")
                 }
-                guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw SystemError.current("flock", path: EditJournal.fileName) }
+                try Self.lock(fd, timeout: timeout)
                 try EditJournal.keepPrivate(fd, created: created, backing: backing)
                 try EditJournal.cutTornTail(fd)
                 // A new journal is found after a crash only once its folder is on disk.
@@ -95,6 +96,31 @@ package struct EditJournal: Sendable {
             } catch {
                 Glibc.close(fd)
                 throw error
+            }
+        }
+
+        /// Takes the journal's lock, waiting at most `timeout` seconds: a
+        /// lock held elsewhere (another program's `flock` on the journal)
+        /// made every edit wait for as long as it was held, and an `ln -s`
+        /// through a mount that not even SIGTERM ended (found from outside).
+        /// Polls as `ItemLock.lock` does: short pauses while the usual
+        /// holder, another edit, takes a few milliseconds.
+        private static func lock(_ fd: Int32, timeout: Double?) throws(SystemError) {
+            guard let timeout else {
+                guard retryingOnEINTR({ flock(fd, LOCK_EX) }) == 0 else { throw SystemError.current("flock", path: EditJournal.fileName) }
+                return
+            }
+            let start = monotonicSeconds()
+            var pause: useconds_t = 20
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemError.current("flock", path: EditJournal.fileName) }
+                let now = monotonicSeconds()
+                guard now - start < timeout else {
+                    throw SystemError(errno: EBUSY, operation: "lock", path: EditJournal.fileName,
+                                      detail: "still locked by another process after \(timeout) s")
+                }
+                usleep(pause)
+                pause = min(pause * 2, now - start < 0.05 ? 1_000 : 20_000)
             }
         }
 
@@ -163,7 +189,7 @@ package struct EditJournal: Sendable {
     }
 
     /// Opens and locks the journal (before an edit changes anything).
-    func open() throws(SystemError) -> Appender { try Appender(backing: backing) }
+    func open(timeout: Double? = nil) throws(SystemError) -> Appender { try Appender(backing: backing, timeout: timeout) }
 
     /// Appends one entry (opens, locks, writes, flushes, closes).
     func append(_ entry: Entry) throws(SystemError) {

@@ -104,7 +104,7 @@ package struct ItemEditor: Sendable {
     private func journalNoChange(undoing entry: EditJournal.Entry) throws(EditError) {
         let appender: EditJournal.Appender?
         do {
-            appender = try journal?.open()
+            appender = try journal?.open(timeout: lockTimeout)
         } catch {
             throw EditError(error.errno, "\(entry.item): the journal \(EditJournal.fileName) cannot be written (\(error.message))")
         }
@@ -193,7 +193,7 @@ package struct ItemEditor: Sendable {
         guard !files.isEmpty else { return nil }
         let appender: EditJournal.Appender?
         do {
-            appender = try journal?.open()
+            appender = try journal?.open(timeout: lockTimeout)
         } catch {
             throw EditError(error.errno, "\(item) not changed: the journal \(EditJournal.fileName) cannot be written (\(error.message))")
         }
