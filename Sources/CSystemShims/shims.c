@@ -120,6 +120,14 @@ static void qfs_count_signal(int signal_number) {
 
 int qfs_event_counter(void) { return eventfd(0, EFD_CLOEXEC); }
 
+int qfs_disconnect_device(int fd) {
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) return -errno;
+    int result = dup3(null_fd, fd, O_CLOEXEC) < 0 ? -errno : 0;
+    close(null_fd);
+    return result;
+}
+
 int qfs_signal_to_counter(int signal_number, int fd) {
     qfs_signal_counter = fd;
     struct sigaction action;

@@ -104,6 +104,13 @@ int qfs_lock_byte(int fd, long long offset);
 /// A counter to wake a thread with (eventfd, close-on-exec); -1 with errno.
 int qfs_event_counter(void);
 
+/// Puts /dev/null in place of the FUSE device descriptor `fd`: the
+/// connection is released (the kernel aborts it: every request waiting on
+/// it fails at once), while the number stays taken, so a write still on its
+/// way to the device can never land in a file opened later under that
+/// number. 0, or -errno.
+int qfs_disconnect_device(int fd);
+
 /// Makes `signal_number` add one to the counter `fd` (`qfs_event_counter`)
 /// instead of its action: a thread reading the counter does the work,
 /// outside the signal handler. 0, or -1 with errno.

@@ -90,12 +90,14 @@ final class EventReplayer: @unchecked Sendable {
         }
     }
 
-    /// Ends the thread after the step in progress (at most a second's wait):
-    /// the session must outlive every operation it makes.
+    /// Ends the thread after the step in progress: the session must outlive
+    /// every operation it makes. The connection is released before this
+    /// (`FuseSession`), so what the step asks of the mount fails at once;
+    /// the wait is bounded all the same.
     func stop() {
         queueLock.withLock { stopped = true; queue.removeAll() }
         wake.wake()
-        _ = finished.wait(milliseconds: 1000)
+        _ = finished.wait(milliseconds: 10_000)
     }
 
     func add(_ steps: [Step]) {

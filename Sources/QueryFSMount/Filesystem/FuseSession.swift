@@ -231,6 +231,17 @@ package struct FuseSession {
         filesystem.connectionGuard.withLock { $0 = guardState }
         let result = qfs_session_loop_mt(session, options.maxThreads)
         if result < 0 { logger.error("session loop ended with error \(-result)") }
+        // Before anything stops (the defers above, in reverse): no thread may
+        // tell the kernel anything more, and the connection goes, so what
+        // still waits on the mount (the event replayer's and link warmer's
+        // own requests, which no worker is left to answer) fails at once and
+        // every stop below finishes. Found from outside: SIGTERM during a
+        // burst of edits left the replayer past its stop's wait, writing to
+        // the closed device ("fuse: writing device: Bad file descriptor"),
+        // and then into the freed session: "invalid memory access".
+        filesystem.kernelConnected.store(false, ordering: .releasing)
+        let disconnected = qfs_disconnect_device(fuse_session_fd(session))
+        if disconnected < 0 { logger.warning("cannot release the FUSE connection before stopping: \(String(cString: strerror(-disconnected)))") }
     }
 
     /// `-o` for libfuse: the backing directory as the source (so /proc/mounts
