@@ -461,6 +461,15 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try scanItem("a.b").tags, ["lang/swift"])
     }
 
+    /// `a//b` and `a/b` are one tag, as their folder is: added as the folder
+    /// names it, and removed by either name (found from outside: kept as
+    /// typed, `tag:a/b` matched nothing and `--remove a/b` was a silent no-op).
+    func testATagIsAddedAndRemovedAsItsFolderNamesIt() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["/lead", "x//y"])
+        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "c//d/", "--remove", "lead", "--remove", "x/y"]).status, 0)
+        XCTAssertEqual(try scanItem("a.b").tags, ["c/d"])
+    }
+
     /// One command over several items is one action: one `undo` takes it
     /// back from all of them (it took back the last item only).
     func testOneUndoTakesBackACommandOverSeveralItems() throws {

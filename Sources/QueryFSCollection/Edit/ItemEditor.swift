@@ -500,7 +500,11 @@ struct ItemState {
                 // A plain file, or a text note without front matter: its attribute.
                 try setAttribute(attributeTags + [tag])
             }
-        case .removeTag(let tag): try changeTags(sources) { $0 == tag ? .some(nil) : nil }
+        case .removeTag(let tag):
+            // `a//b` and `a/b` are one tag (one folder): either name removes it
+            // (found from outside: `--remove lead` left a tag written `/lead`).
+            let removed = EntryNaming.joiningSlashes(tag)
+            try changeTags(sources) { EntryNaming.joiningSlashes($0) == removed ? .some(nil) : nil }
         case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderNames($0).contains(folder) ? .some(nil) : nil }
         case .renameTagFolder(let folder, let newFolder):
             // Each tag is decided once, however often `changeTags` asks (it

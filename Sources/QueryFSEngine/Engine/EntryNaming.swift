@@ -171,6 +171,13 @@ package enum EntryNaming {
     /// (empty, `.` or `..` once sanitized). A nested tag `a/b` (Obsidian's,
     /// digiKam's hierarchies) is the folder `a/b`: `tag/a/b/`, each part
     /// sanitized as a name (empty parts dropped: `a//b/` is `a/b`).
+    /// `tag` with its empty parts gone (`a//b` → `a/b`, `/x/` → `x`): the
+    /// same tag, as its folder under `tag/` says. Unchanged when it has none.
+    package static func joiningSlashes(_ tag: String) -> String {
+        guard tag.hasPrefix("/") || tag.hasSuffix("/") || tag.contains("//") else { return tag }
+        return tag.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+    }
+
     package static func tagFolderName(_ tag: String) -> String? {
         isOwnFolderName(tag) ? tag : sanitizedFolderName(tag)
     }

@@ -36,7 +36,10 @@ struct EditOptions: ParsableArguments {
     static func absentRemovals(_ edits: [FieldEdit], of item: ItemName, editor: ItemEditor) -> [(tag: String, nested: [String])] {
         let removals = edits.compactMap { edit -> String? in if case .removeTag(let tag) = edit { tag } else { nil } }
         guard !removals.isEmpty, let tags = try? editor.fields(of: item).tags else { return [] }
-        return removals.filter { !tags.contains($0) }.map { tag in (tag, tags.filter { $0.hasPrefix(tag + "/") }) }
+        let carried = Set(tags.map(EntryNaming.joiningSlashes))
+        return removals.map(EntryNaming.joiningSlashes).filter { !carried.contains($0) }.map { tag in
+            (tag, tags.filter { EntryNaming.joiningSlashes($0).hasPrefix(tag + "/") })
+        }
     }
 
     /// Waits until BACKING's running mounts show what was done; a mount that
@@ -111,7 +114,10 @@ struct TagCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingFailures { try options.apply(remove.map(FieldEdit.removeTag) + add.map(FieldEdit.addTag), to: items) }
+        // Written as its folder names it: `a//b` is `a/b` (found from outside: kept as typed,
+        // it showed in tag/a/b/ while `tag:a/b` matched nothing).
+        let added = add.map(EntryNaming.joiningSlashes)
+        try reportingFailures { try options.apply(remove.map(FieldEdit.removeTag) + added.map(FieldEdit.addTag), to: items) }
     }
 }
 
