@@ -115,7 +115,12 @@ final class MountCommandTests: XCTestCase {
     func testMountPointMissingNotEmptyOrAFile() {
         assertMountFails([fixture.backing, fixture.root + "/missing"], mountPoint: fixture.root + "/missing", mentions: ["missing"])
         RawFiles.write(fixture.mountPoint + "/occupied", [1])
-        assertMountFails([fixture.backing, fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["not empty"])
+        assertMountFails([fixture.backing, fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["not empty", "-o nonempty"])
+        // The two given the other way round (an empty folder, then the collection): said so, not "-o nonempty".
+        let empty = fixture.root + "/empty"
+        mkdir(empty, 0o755)
+        assertMountFails([empty, fixture.mountPoint], mountPoint: fixture.mountPoint, mentions: ["the other way round"])
+        rmdir(empty)
         unlink(fixture.mountPoint + "/occupied")
         let file = fixture.root + "/file"
         RawFiles.write(file, [1])

@@ -78,7 +78,7 @@ package struct FuseSession {
         // Placement first: a mount point inside BACKING (or BACKING itself) is
         // rarely empty, and "use -o nonempty" only led on to this refusal.
         if let early = resolvedPath(options.mountPoint) { try MountPreflight.checkPlacement(backing: backing, mountPoint: early) }
-        try MountPreflight.checkMountPoint(options.mountPoint, allowNonEmpty: allowNonEmpty)
+        try MountPreflight.checkMountPoint(options.mountPoint, allowNonEmpty: allowNonEmpty, backing: backing)
         guard let mountPoint = resolvedPath(options.mountPoint) else {
             throw MountPreflight.Failure("mount point \(options.mountPoint): \(String(cString: strerror(errno)))")
         }

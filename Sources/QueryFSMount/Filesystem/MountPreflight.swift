@@ -14,7 +14,9 @@ package enum MountPreflight {
 
     /// Checks MOUNTPOINT: exists, is a directory, is empty (unless `allowNonEmpty`),
     /// is not already a mount, and is not a stale mount left by a killed daemon.
-    package static func checkMountPoint(_ path: String, allowNonEmpty: Bool) throws(Failure) {
+    /// `backing`: when given and empty while MOUNTPOINT is not, the two
+    /// were likely given the other way round, and the message says so.
+    package static func checkMountPoint(_ path: String, allowNonEmpty: Bool, backing: String? = nil) throws(Failure) {
         var status = stat()
         if stat(path, &status) != 0 {
             switch errno {
@@ -37,6 +39,11 @@ package enum MountPreflight {
                 : "\(path) is already a mount point, of a \(type ?? "") filesystem (umount(8) unmounts it)")
         }
         if !allowNonEmpty, !isEmptyDirectory(path) {
+            // Found from outside: the hint to use -o nonempty, taken, hid the collection under an empty mount.
+            if let backing, isEmptyDirectory(backing) {
+                throw Failure("mount point \(path) is not empty, and the collection \(backing) is: the other way round? "
+                    + "(`queryfs mount BACKING MOUNTPOINT`: the collection first)")
+            }
             throw Failure("mount point \(path) is not empty (use -o nonempty to mount over it anyway)")
         }
     }
