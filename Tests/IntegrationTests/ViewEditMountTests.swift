@@ -229,6 +229,21 @@ final class ViewEditMountTests: MountTestCase {
         assertEveryViewIsCurrent("after mv tag/t tag/renamed")
     }
 
+    /// A nested tag's folder emptied by `rm` stays, and so does the folder
+    /// it is in, as a flat one does (found from outside: tag/x and tag/x/y
+    /// went, under a file manager showing tag/x/y).
+    func testANestedTagFolderEmptiedByRmStaysWithItsParent() throws {
+        try mount()
+        XCTAssertEqual(QueryfsBinary.run(["tag", fixture.backing, "c.hpwebsite", "--add", "x/y"]).status, 0)
+        let entry = try XCTUnwrap(entry("tag/x/y", "c.hpwebsite"))
+        XCTAssertEqual(errno { unlink(fixture.mounted("tag/x/y/" + entry)) }, 0)
+        XCTAssertEqual(RawFiles.list(fixture.mounted("tag/x/y"))?.count, 0, "emptied by rm: it stays")
+        XCTAssertNotNil(RawFiles.list(fixture.mounted("tag/x")), "and so does its parent")
+        XCTAssertEqual(errno { rmdir(fixture.mounted("tag/x")) }, ENOTEMPTY)
+        XCTAssertEqual(errno { rmdir(fixture.mounted("tag/x/y")) }, 0)
+        XCTAssertEqual(errno { rmdir(fixture.mounted("tag/x")) }, 0)
+    }
+
     // MARK: Undo
 
     /// A file manager's `rm -r` of a tag folder untags every item; one undo

@@ -202,7 +202,7 @@ extension QueryFilesystem {
             let name = folder.path[1]
             let nested = folders.tagFolders.filter { $0.hasPrefix(name + "/") }
             madeTagFolders.withLock { made in
-                made.insert(name)
+                made.formUnion(Self.withAncestors(name))
                 made.formUnion(nested)
             }
         }
@@ -259,7 +259,9 @@ extension QueryFilesystem {
                 edits += leaving
                 // Emptied by a move, a tag folder stays until rmdir, as one emptied by rm does:
                 // a file manager showing it had it vanish under its window.
-                if source.path.count == 2, source.path[0] == ViewDefinition.tagFolder { madeTagFolders.withLock { _ = $0.insert(source.path[1]) } }
+                if source.path.count == 2, source.path[0] == ViewDefinition.tagFolder {
+                    madeTagFolders.withLock { $0.formUnion(Self.withAncestors(source.path[1])) }
+                }
             }
         }
         switch ViewMembership.join(targetView.filter, tagNamed: tag(forFolder:)) {
@@ -396,6 +398,15 @@ extension QueryFilesystem {
         tagRootClock.tick()
         let folder = tagRootLock.withLock { installListing(of: [ViewDefinition.tagFolder, name], records: [], at: .now).folder }
         replyFolderEntry(request, folder)
+    }
+
+    /// A nested tag's folder name and those of the folders it is in
+    /// (`a/b/c`: `a`, `a/b`, `a/b/c`): a folder kept after it was emptied
+    /// keeps the folders above it too (found from outside: `rm` emptied
+    /// tag/x/y/, and tag/x went, taking tag/x/y with it).
+    static func withAncestors(_ name: String) -> [String] {
+        let parts = name.split(separator: "/")
+        return parts.indices.map { parts[...$0].joined(separator: "/") }
     }
 
     /// `rmdir tag/<name>`: only an empty one (ENOTEMPTY while items carry the tag).
