@@ -64,6 +64,13 @@ struct TOMLLayout {
     /// Position of `path` in the document (for writing order), Int.max if absent.
     func order(of path: [String]) -> Int { keys.firstIndex { $0.path == path } ?? Int.max }
 
+    /// `order(of:)` of every key at once.
+    func orders() -> [[String]: Int] {
+        var orders: [[String]: Int] = [:]
+        for (position, key) in keys.enumerated() where orders[key.path] == nil { orders[key.path] = position }
+        return orders
+    }
+
     // MARK: Reading
 
     private var atEnd: Bool { index >= scalars.count }
