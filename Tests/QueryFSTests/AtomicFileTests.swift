@@ -28,4 +28,29 @@ final class AtomicFileTests: XCTestCase {
         XCTAssertEqual(now.st_mode & S_IFMT, S_IFLNK, "the link is still there")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["aside", "payload.plist"], "no file left beside")
     }
+
+    /// What a killed process's edit left under its own name goes at the
+    /// next edit in that folder; a live process's is left to it (found from
+    /// outside: `kill -9` during edits left `.payload.plist.queryfs-PID-N` for good).
+    func testAnEditRemovesTheLeftoversOfAKilledEdit() throws {
+        let backing = TemporaryBacking()
+        let folder = backing.bundle("x.hpwebsite", title: "T")
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let dead = gone.processIdentifier
+        let names = [".payload.plist.queryfs-\(dead)-123", ".queryfs-\(dead)-9", ".payload.plist.queryfs-\(getppid())-5",
+                     ".payload.plist.queryfs-x-1", "kept.queryfs-\(dead)-1"]
+        for name in names { XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/" + name, contents: Data("old".utf8))) }
+        let dirfd = open(folder, O_RDONLY | O_DIRECTORY)
+        defer { close(dirfd) }
+        try AtomicFile.replace(Array("payload.plist".utf8), in: dirfd, with: Array("new".utf8))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
+                       [".payload.plist.queryfs-\(getppid())-5", ".payload.plist.queryfs-x-1", "kept.queryfs-\(dead)-1", "payload.plist"].sorted(),
+                       "a live process's, and what is no leftover's name, stay")
+        XCTAssertEqual(EditLeftovers.owner(ofLeftover: Array(".n.md.queryfs-42-7".utf8)), 42)
+        XCTAssertNil(EditLeftovers.owner(ofLeftover: Array(".n.md.queryfs-42-".utf8)))
+        XCTAssertNil(EditLeftovers.owner(ofLeftover: Array(".n.md.queryfs-42-7-8".utf8)))
+    }
 }
