@@ -54,6 +54,12 @@ struct ListCommand: ParsableCommand {
                     if access(mountPoint, R_OK | X_OK) != 0 {
                         throw Failure("the mount at \(mountPoint): \(String(cString: strerror(errno))) (a mount is its owner's alone unless mounted with -o allow_other)")
                     }
+                    // A query the mount refuses (a payload key it was not given) is
+                    // asked of the directory it shows, which says why if it is no query
+                    // (found from outside: "its log says why", of a mount with no log).
+                    if let source = MountTable.mounts().first(where: { $0.type == "fuse.queryfs" && $0.mountPoint == mountPoint })?.source {
+                        return try listWithoutMount(source)
+                    }
                     throw Failure("no view '\(view)' in the mount at \(mountPoint), nor a query it accepts (its log says why)")
                 }
                 write(entries)
@@ -153,9 +159,10 @@ enum ViewResolver {
     /// The entries of VIEW: from its stored order alone when the index is
     /// trusted and holds it (`IndexedCatalog.storedView`), else evaluated
     /// over every item.
-    static func entries(_ text: String, in backing: String, configFile: String?, index: IndexSettings?,
+    static func entries(_ path: String, in backing: String, configFile: String?, index: IndexSettings?,
                         linkStyle: LinkStyle) throws -> [ViewEntry]
     {
+        let text = queryOfFolder(path)
         if let index {
             let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
             let stored: (definition: ViewDefinition, members: [Item])?
@@ -185,9 +192,19 @@ enum ViewResolver {
         Result { () throws(QueryError) in try Query(parsing: text, now: .now) }
     }
 
-    static func resolve(_ text: String, in backing: String, configFile: String? = nil, index: IndexSettings? = nil) throws
+    /// `query/Q` without a mount is the query Q, as the mount's folder of
+    /// that name is (found from outside: a saved query's path, as `views`
+    /// lists it, was refused as an unknown field `query`).
+    static func queryOfFolder(_ path: String) -> String {
+        let prefix = ViewDefinition.queryFolder + "/"
+        guard path.hasPrefix(prefix), path.count > prefix.count else { return path }
+        return String(path.dropFirst(prefix.count))
+    }
+
+    static func resolve(_ path: String, in backing: String, configFile: String? = nil, index: IndexSettings? = nil) throws
         -> (Catalog, ViewDefinition)
     {
+        let text = queryOfFolder(path)
         let parsed = parse(text)
         let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: querySources(parsed), index: index)
         if let definition = catalog.view(at: text) { return (catalog, definition) }

@@ -22,9 +22,19 @@ struct ViewsCommand: ParsableCommand {
             return
         }
         try reportingFailures {
-            let catalog = try CatalogLoader.load(backing, configFile: configFile, index: index.settings(for: backing))
+            // Saved queries are views too, as `query/Q` (found from outside: a mount
+            // listed them and `views BACKING` did not); their payload keys are read.
+            let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
+            let saved = configuration.savedQueries.compactMap { text in (try? Query(parsing: text, now: .now)).map { (text, $0) } }
+            var sources = FieldSources()
+            for (_, query) in saved { sources.extraKeyPaths.formUnion(query.payloadKeyPaths) }
+            let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: sources, index: index.settings(for: backing))
             var output = StandardOutput()
             for view in catalog.views {
+                output.line("\(view.pathString)\t\(view.select(catalog.items).count)")
+            }
+            for (text, query) in saved {
+                let view = query.view(at: [ViewDefinition.queryFolder, text])
                 output.line("\(view.pathString)\t\(view.select(catalog.items).count)")
             }
             output.finish()
