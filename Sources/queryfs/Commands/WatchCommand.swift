@@ -62,12 +62,18 @@ struct WatchCommand: ParsableCommand {
 
     /// The backing directory and view path the arguments name.
     private func resolve() throws -> (String, String) {
+        let absolute = target.hasPrefix("/") ? target : currentDirectory() + "/" + target
+        let mount = MountTable.queryfsMount(containing: normalized(absolute))
+        // Refused as `ls` refuses a mount the caller may not enter (found from
+        // outside: the watch went on quietly, from BACKING instead).
+        try requireUsableMount(mount.map { $0.0.mountPoint } ?? target)
         if let view {
-            try requireUsableMount(target)
+            // `watch MOUNTPOINT VIEW`: the mount's view (it read the mount as a
+            // BACKING, polled it and heard nothing; found from outside).
+            if let (mount, rest) = mount, rest.isEmpty { return (mount.source, view) }
             return (target, view)
         }
-        let absolute = target.hasPrefix("/") ? target : currentDirectory() + "/" + target
-        guard let (mount, rest) = MountTable.queryfsMount(containing: normalized(absolute)), !rest.isEmpty else {
+        guard let (mount, rest) = mount, !rest.isEmpty else {
             throw Failure("\(target) is not a view of a queryfs mount (or name BACKING and VIEW)")
         }
         return (mount.source, rest)
