@@ -244,7 +244,12 @@ struct UndoCommand: ParsableCommand {
             let chosen = EditJournal.undoable(journaled, last: cutoff == nil ? (last ?? 1) : nil, since: cutoff)
             guard !chosen.isEmpty else {
                 // Said, not silent: a second `undo` used to return 0 with no sign it had done nothing.
-                printError("nothing to undo in \(options.backing): every journaled edit \(cutoff == nil ? "is" : "since then is") undone already")
+                if let cutoff, !journaled.contains(where: { $0.undoes == nil && $0.time >= cutoff }) {
+                    // None since then at all is not "all undone" (found from outside).
+                    printError("nothing to undo in \(options.backing): no edit is journaled since then")
+                } else {
+                    printError("nothing to undo in \(options.backing): every journaled edit \(cutoff == nil ? "is" : "since then is") undone already")
+                }
                 return
             }
             let editor = try options.editor()
@@ -299,10 +304,17 @@ enum BackingArgument {
 enum JournalTime {
     /// This command's turn to undo (`EditJournal.waitForUndoTurn`), held until it is let go.
     static func undoTurn(_ backing: String) throws -> EditJournal.UndoTurn? {
+        let root: BackingDirectory
         do {
-            return try EditJournal(backing: try BackingDirectory(path: backing)).waitForUndoTurn()
+            root = try BackingDirectory(path: backing)
         } catch {
-            throw Failure("cannot take a turn at the journal of \(backing): \(error.message)")
+            throw Failure("cannot read backing directory \(backing): \(error.message)")
+        }
+        do {
+            return try EditJournal(backing: root).waitForUndoTurn()
+        } catch {
+            // Plain words (found from outside: "cannot take a turn at the journal").
+            throw Failure("cannot undo in \(backing): \(error.message)")
         }
     }
 
