@@ -563,7 +563,12 @@ struct ItemState {
     private func requireBundle(_ item: ItemName, _ what: String) throws(EditError) {
         guard !isBundle else { return }
         // Said as what the item is (found from outside: a note and a photo were each "a plain file").
-        if noteFile != nil {
+        if let bytes = noteFile {
+            // A text note without front matter gets none made: its tags go to its attribute, and
+            // nothing else can change (found from outside: the message listed title and archived).
+            guard FrontMatterEditor.canHoldFrontMatter(bytes, name: noteName) else {
+                throw EditError(EPERM, "\(item) is a text note without front matter: only its tags can change (in its user.xdg.tags attribute), not \(what)")
+            }
             throw EditError(EPERM, "\(item) is a note: its front matter takes top-level keys only (title, archived, tags, payload.KEY), not \(what)")
         }
         if sidecarName != nil {
