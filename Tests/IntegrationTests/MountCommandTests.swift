@@ -175,7 +175,7 @@ final class MountCommandTests: XCTestCase {
         for number in 0..<3 where statuses[number] != 0 {
             let text = (try? String(contentsOfFile: fixture.root + "/err\(number)", encoding: .utf8)) ?? ""
             XCTAssertEqual(text.split(separator: "\n").count, 1, text)
-            XCTAssertTrue(text.contains("already a mount point") || text.contains("being mounted by another queryfs"), text)
+            XCTAssertTrue(text.contains("already a mount point") || text.contains("held by another queryfs daemon"), text)
         }
     }
 

@@ -137,6 +137,21 @@ final class CommandLineTests: FixtureTestCase {
         }
     }
 
+    /// A saved query is a view without a mount too: `views` lists it as
+    /// `query/Q`, and `ls BACKING query/Q` lists it (found from outside:
+    /// neither did; `ls` said "unknown field 'query'").
+    func testSavedQueriesAreViewsWithoutAMount() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["swift"])
+        hipstapaper("b.b", title: "Beta")
+        writeFile(".queryfs.toml", "queries = [\"tag:swift\"]\n")
+        let views = try run(["views", backing, "--no-index"])
+        XCTAssertEqual(views.status, 0, views.errorLines.joined())
+        XCTAssertTrue(views.lines.contains("query/tag:swift\t1"), views.output)
+        let listed = try run(["ls", backing, "query/tag:swift", "--no-index"])
+        XCTAssertEqual(listed.status, 0, listed.errorLines.joined())
+        XCTAssertEqual(listed.lines, ["0001 Alpha.b"])
+    }
+
     func testLsLongAddsATabAndTheTarget() throws {
         makeReadingList()
         XCTAssertEqual(try run(["ls", "--long", backing, "by-name"]).lines, [
@@ -468,6 +483,17 @@ final class EditCommandTests: FixtureTestCase {
         hipstapaper("a.b", title: "Alpha", tags: ["/lead", "x//y"])
         XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "c//d/", "--remove", "lead", "--remove", "x/y"]).status, 0)
         XCTAssertEqual(try scanItem("a.b").tags, ["c/d"])
+    }
+
+    /// `undo --since` a time after every edit says there is none since then,
+    /// not that all are undone (found from outside).
+    func testUndoSinceATimeWithNoEditSaysSo() throws {
+        hipstapaper("a.b", title: "Alpha")
+        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "x"]).status, 0)
+        let undo = try run(["undo", backing, "--since", "2099-01-01"])
+        XCTAssertEqual(undo.status, 0)
+        XCTAssertEqual(undo.errorLines, ["queryfs: nothing to undo in \(backing): no edit is journaled since then"])
+        XCTAssertEqual(try scanItem("a.b").tags, ["x"])
     }
 
     /// One command over several items is one action: one `undo` takes it

@@ -60,7 +60,9 @@ package enum MountPreflight {
         // mounted on unclaimed, as before: refusing would help no one.
         if flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK {
             close(fd)
-            throw Failure("mount point \(path) is being mounted by another queryfs")
+            // Said as both things it can be (found from outside: after a busy unmount, "being mounted" misled).
+            throw Failure("mount point \(path) is held by another queryfs daemon: one mounting it now, or one unmounted while "
+                + "programs still used it, which ends once they let go")
         }
         var status = stat()
         if stat(path, &status) != 0 || isMountPoint(path, status: status) {
