@@ -907,3 +907,17 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try scanItem("a.b").tags, [], "nothing written")
     }
 }
+
+/// A mistyped view names the one it most likely meant.
+final class NearestViewTests: XCTestCase {
+    func testAMistypedViewNamesTheNearest() {
+        let paths = ["by-name", "by-modified", "by-created", "unarchived", "archived", "tag/swift", "tag/rust"]
+        XCTAssertEqual(NearestView.suggestion(for: "by-nmae", among: paths), "by-name", "two letters swapped")
+        XCTAssertEqual(NearestView.suggestion(for: "tag/swfit", among: paths), "tag/swift")
+        XCTAssertEqual(NearestView.suggestion(for: "unarchive", among: paths), "unarchived")
+        XCTAssertNil(NearestView.suggestion(for: "by-nothing", among: paths), "too far")
+        XCTAssertNil(NearestView.suggestion(for: "title:x", among: paths), "a query")
+        XCTAssertEqual(NearestView.distance(Array("abc"), Array("acb")), 1)
+        XCTAssertEqual(NearestView.distance(Array(""), Array("ab")), 2)
+    }
+}

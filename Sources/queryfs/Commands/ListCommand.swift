@@ -214,7 +214,14 @@ enum ViewResolver {
         case .failure(let error):
             // `tag/NAME` of a tag no item has: said so, not as a query that does not parse.
             if text.hasPrefix(ViewDefinition.tagFolder + "/"), text.count > ViewDefinition.tagFolder.count + 1 {
-                throw Failure("no item in \(backing) has the tag '\(text.dropFirst(ViewDefinition.tagFolder.count + 1))' (`queryfs views \(backing)` lists the tags)")
+                let tag = text.dropFirst(ViewDefinition.tagFolder.count + 1)
+                if let meant = NearestView.suggestion(for: text, among: catalog.views.map(\.pathString)) {
+                    throw Failure("no item in \(backing) has the tag '\(tag)': did you mean '\(meant)'? (`queryfs views \(backing)` lists the tags)")
+                }
+                throw Failure("no item in \(backing) has the tag '\(tag)' (`queryfs views \(backing)` lists the tags)")
+            }
+            if let meant = NearestView.suggestion(for: text, among: catalog.views.map(\.pathString)) {
+                throw Failure("no view '\(text)' in \(backing): did you mean '\(meant)'? (`queryfs views \(backing)` lists the views)")
             }
             throw Failure("no view '\(text)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
         }
