@@ -39,6 +39,13 @@ do {
     let subcommand = CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") }
         .flatMap { name in QueryFSCommand.configuration.subcommands.first { $0.configuration.commandName == name } }
     let help = subcommand.map { "queryfs \($0.configuration.commandName ?? "") --help" } ?? "queryfs --help"
-    printError("\(QueryFSCommand.message(for: error)) (see `\(help)`)")
+    var message = QueryFSCommand.message(for: error)
+    // An option after `--` is a word, not an option (found from outside: `ls B -- -archived --long`
+    // said only "Unexpected argument '--long'").
+    if let separator = CommandLine.arguments.firstIndex(of: "--"),
+       let late = CommandLine.arguments[(separator + 1)...].first(where: { $0.hasPrefix("--") && message.contains("'\($0)'") }) {
+        message += ": \(late) comes after `--`, which ends the options; put it before"
+    }
+    printError("\(message) (see `\(help)`)")
     exit(2)
 }

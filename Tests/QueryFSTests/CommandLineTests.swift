@@ -326,6 +326,8 @@ final class CommandLineTests: FixtureTestCase {
         try assertFailure(["tag", backing, "x", "--remove", "-1"], mentions: "give it as --remove=-1")
         // An option that takes any word says itself what is wrong with it, not "goes after --".
         try assertFailure(["undo", backing, "--since", "-5m"], mentions: "'-5m' is not a date")
+        // An option after `--` is said to be one (found from outside: only "Unexpected argument").
+        try assertFailure(["ls", backing, "--", "-archived", "--long"], mentions: "--long comes after `--`")
     }
 
     func testAMissingBackingDirectoryIsOneLineAndExitStatus2() throws {
