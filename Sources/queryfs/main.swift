@@ -12,7 +12,11 @@ struct QueryFSCommand: ParsableCommand {
         commandName: "queryfs",
         abstract: "Sorted, filtered, live views of a directory of document bundles.",
         discussion: """
-            `queryfs mount BACKING MOUNTPOINT` shows BACKING's items as live folders of symlinks (by-name, tag/…, query/…);             `ls`, `views`, `status` and `watch` answer the same views without a mount; `tag`, `archive`, `unarchive` and `set`             edit items, `history` and `undo` list and take back edits. Every command exits 0 on success and 2 on an error,             said in one line on stderr. The configuration file is described in queryfs(5).             As a mount(8) helper (fstab type fuse.queryfs): queryfs BACKING MOUNTPOINT -o OPTIONS.
+            `queryfs mount BACKING MOUNTPOINT` shows BACKING's items as live folders of symlinks (by-name/, tag/TAG/, \
+            query/QUERY/); `ls`, `views`, `status` and `watch` answer the same views without a mount; `tag`, `archive`, \
+            `unarchive` and `set` edit items, `history` and `undo` list and take back edits. Every command exits 0 on \
+            success and 2 on an error, said in one line on stderr. The configuration file is described in queryfs(5). \
+            As a mount(8) helper (fstab type fuse.queryfs): queryfs BACKING MOUNTPOINT -o OPTIONS.
             """,
         version: QueryFSVersion.string,
         subcommands: [

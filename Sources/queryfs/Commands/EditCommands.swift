@@ -139,7 +139,7 @@ struct UnarchiveCommand: ParsableCommand {
 /// `queryfs set BACKING ITEM FIELD=VALUE...`.
 struct SetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set", abstract: "Set fields of an item: title=…, archived=true|false, payload.KEY=… (text, number or boolean).",
+        commandName: "set", abstract: "Set fields of an item: title=TEXT, archived=true|false, payload.KEY=VALUE (text, number or boolean).",
         discussion: "A value is read as a query reads it: true/false/yes/no are booleans, numbers are numbers, anything else text. "
             + "`payload.KEY=` with nothing after it removes the key.")
 

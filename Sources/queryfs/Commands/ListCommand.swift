@@ -12,7 +12,7 @@ struct ListCommand: ParsableCommand {
         commandName: "ls",
         abstract: "Print a view's entry names, one a line, in order.",
         discussion: "VIEW is a view's path as the mount shows it: by-name, by-modified, by-created, "
-            + "unarchived, archived, tag/<tag> (the sanitized folder name) — or a query, "
+            + "unarchived, archived, tag/<tag> (the sanitized folder name), query/<query>; or a query, "
             + "such as 'tag:swift -archived modified>7d sort:-modified' (README.md, Queries)."
     )
 

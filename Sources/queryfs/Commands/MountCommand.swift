@@ -25,7 +25,7 @@ struct MountCommand: ParsableCommand {
     @Argument(help: "The backing directory: bundles, notes, files.") var backing: String
     @Argument(help: "An empty directory to mount on.", completion: .directory) var mountPoint: String
     @Flag(name: .shortAndLong, help: "Stay in the foreground (SIGINT/SIGTERM unmount).") var foreground = false
-    @Option(name: .short, help: "FUSE mount options, comma-separated (allow_other, ro, nonempty, …).")
+    @Option(name: .short, help: "FUSE mount options, comma-separated (allow_other, ro, nonempty, and the others of mount.fuse3(8)).")
     var options: [String] = []
     @Flag(name: .customLong("absolute-links"), help: "Make view symlinks absolute (MOUNTPOINT/bundles/NAME).")
     var absoluteLinks = false
@@ -51,7 +51,7 @@ struct MountCommand: ParsableCommand {
         valueName: "auto|fanotify|inotify"))
     var notification: ChangeNotification = .automatic
     @Option(name: .customLong("poll"), parsing: .unconditional, help: ArgumentHelp(
-        "Poll every item every SECONDS besides notifications (default: 5 on network filesystems — NFS, SMB, sshfs, any FUSE — where notifications hear only this machine; 0: never).",
+        "Poll every item every SECONDS besides notifications (default: 5 on network filesystems (NFS, SMB, sshfs, any FUSE), where notifications hear only this machine; 0: never).",
         valueName: "seconds"))
     var pollSeconds: Double?
     @Option(name: .customLong("poll-share"), parsing: .unconditional, help: ArgumentHelp(
