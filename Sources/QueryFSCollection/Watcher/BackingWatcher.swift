@@ -301,7 +301,11 @@ final class BackingWatcher {
             if event.descriptor == rootDescriptor {
                 if event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF) || event.has(IN_IGNORED) {
                     if !observation.backingGone {
-                        logger.error("the backing directory \(rootPath) was deleted or moved; views keep their last state")
+                        // Said as it is (found from outside: "views keep their last state", while a moved
+                        // folder's items were still followed through the descriptors held on it).
+                        let said = "the backing directory \(rootPath) was moved or deleted: a moved one is still shown where it went, "
+                            + "but changes to its items may no longer be heard; unmount and mount it at its new path"
+                        logger.error("\(said)")
                     }
                     observation.backingGone = true
                     continue
