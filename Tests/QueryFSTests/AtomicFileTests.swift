@@ -40,17 +40,25 @@ final class AtomicFileTests: XCTestCase {
         try gone.run()
         gone.waitUntilExit()
         let dead = gone.processIdentifier
-        let names = [".payload.plist.queryfs-\(dead)-123", ".queryfs-\(dead)-9", ".payload.plist.queryfs-\(getppid())-5",
-                     ".payload.plist.queryfs-x-1", "kept.queryfs-\(dead)-1"]
+        let live = getppid()
+        let names = [".payload.plist.queryfs-\(dead)-123", ".queryfs-\(dead)-9", ".payload.plist.queryfs-\(live)-5",
+                     ".payload.plist.queryfs-x-1", ".payload.plist.queryfs-0\(dead)-1", ".other.queryfs-\(dead)-1", "kept.queryfs-\(dead)-1"]
         for name in names { XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/" + name, contents: Data("old".utf8))) }
+        // What an edit never makes: a FIFO, a second link to another file.
+        XCTAssertEqual(mkfifo(folder + "/.payload.plist.queryfs-\(dead)-7", 0o600), 0)
+        XCTAssertEqual(link(folder + "/kept.queryfs-\(dead)-1", folder + "/.payload.plist.queryfs-\(dead)-8"), 0)
         let dirfd = open(folder, O_RDONLY | O_DIRECTORY)
         defer { close(dirfd) }
         try AtomicFile.replace(Array("payload.plist".utf8), in: dirfd, with: Array("new".utf8))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
-                       [".payload.plist.queryfs-\(getppid())-5", ".payload.plist.queryfs-x-1", "kept.queryfs-\(dead)-1", "payload.plist"].sorted(),
-                       "a live process's, and what is no leftover's name, stay")
-        XCTAssertEqual(EditLeftovers.owner(ofLeftover: Array(".n.md.queryfs-42-7".utf8)), 42)
-        XCTAssertNil(EditLeftovers.owner(ofLeftover: Array(".n.md.queryfs-42-".utf8)))
-        XCTAssertNil(EditLeftovers.owner(ofLeftover: Array(".n.md.queryfs-42-7-8".utf8)))
+                       [".queryfs-\(dead)-9", ".payload.plist.queryfs-\(live)-5", ".payload.plist.queryfs-x-1", ".payload.plist.queryfs-0\(dead)-1",
+                        ".other.queryfs-\(dead)-1", "kept.queryfs-\(dead)-1", ".payload.plist.queryfs-\(dead)-7", ".payload.plist.queryfs-\(dead)-8",
+                        "payload.plist"].sorted(),
+                       "only the dead edit's own file of this name goes")
+        let prefix = Array(".n.md.queryfs-".utf8).count
+        XCTAssertEqual(EditLeftovers.pid(afterPrefixOf: Array(".n.md.queryfs-42-7".utf8), prefixLength: prefix), 42)
+        XCTAssertNil(EditLeftovers.pid(afterPrefixOf: Array(".n.md.queryfs-42-".utf8), prefixLength: prefix))
+        XCTAssertNil(EditLeftovers.pid(afterPrefixOf: Array(".n.md.queryfs-42-7-8".utf8), prefixLength: prefix))
+        XCTAssertNil(EditLeftovers.pid(afterPrefixOf: Array(".n.md.queryfs-042-7".utf8), prefixLength: prefix))
     }
 }

@@ -85,7 +85,7 @@ enum AtomicFile {
         // one), a signal that ends the process would leave it behind (found
         // from outside: SIGTERM, 1 in 50 kills of `queryfs tag`): held until
         // the rename is done or taken back. Edits are small: milliseconds.
-        EditLeftovers.sweep(dirfd)
+        EditLeftovers.sweep(dirfd, name: name)
         let held = SignalsHeld()
         defer { held.release() }
         let unnamed = retryingOnEINTR { qfs_open_unnamed_file(dirfd) }
