@@ -72,7 +72,7 @@ package enum ConnectionGuard {
 
     /// fusectl's `abort` file for the connection mounted at `mountPoint`
     /// (the newest mount there). fusectl is mounted first if root may.
-    private static func openAbortFile(of mountPoint: String) throws(SystemError) -> Int32 {
+    static func openAbortFile(of mountPoint: String) throws(SystemError) -> Int32 {
         guard let connection = connectionName(of: mountPoint) else {
             throw SystemError(errno: ENOENT, operation: "find the FUSE connection in /proc/self/mountinfo", path: mountPoint)
         }

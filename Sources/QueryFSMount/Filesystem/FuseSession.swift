@@ -229,6 +229,9 @@ package struct FuseSession {
         // the mount (the guard is told when its spawning thread exits).
         let guardState = ConnectionGuard.start(mountPoint: mountPoint, logger: logger)
         filesystem.connectionGuard.withLock { $0 = guardState }
+        // The daemon's own way to abort its connection at the end (below).
+        let abortFD = (try? ConnectionGuard.openAbortFile(of: mountPoint)) ?? -1
+        defer { if abortFD >= 0 { close(abortFD) } }
         let result = qfs_session_loop_mt(session, options.maxThreads)
         if result < 0 { logger.error("session loop ended with error \(-result)") }
         // Before anything stops (the defers above, in reverse): no thread may
@@ -240,6 +243,12 @@ package struct FuseSession {
         // the closed device ("fuse: writing device: Bad file descriptor"),
         // and then into the freed session: "invalid memory access".
         filesystem.kernelConnected.store(false, ordering: .releasing)
+        // Aborted first, through fusectl: releasing the device does not abort
+        // while a thread is inside a notification on it, and one can be, waiting
+        // for a folder's lock that the replayer's own rename holds while it waits
+        // for an answer no worker is left to give (found from outside: SIGTERM
+        // during edits then took 11 s, the replayer's stop's whole wait).
+        if abortFD >= 0 { _ = write(abortFD, "1", 1) }
         let disconnected = qfs_disconnect_device(fuse_session_fd(session))
         if disconnected < 0 { logger.warning("cannot release the FUSE connection before stopping: \(String(cString: strerror(-disconnected)))") }
     }
