@@ -150,6 +150,10 @@ final class CommandLineTests: FixtureTestCase {
         let listed = try run(["ls", backing, "query/tag:swift", "--no-index"])
         XCTAssertEqual(listed.status, 0, listed.errorLines.joined())
         XCTAssertEqual(listed.lines, ["0001 Alpha.b"])
+        // `query/Q` is the query Q even where a configured view is named Q.
+        writeFile(".queryfs.toml", "queries = [\"tag:swift\"]\n[views]\n\"tag:swift\" = \"title:Beta\"\n")
+        XCTAssertEqual(try run(["ls", backing, "query/tag:swift", "--no-index"]).lines, ["0001 Alpha.b"])
+        XCTAssertEqual(try run(["ls", backing, "tag:swift", "--no-index"]).lines, ["0001 Beta.b"], "the view by its own path")
     }
 
     func testLsLongAddsATabAndTheTarget() throws {

@@ -32,6 +32,20 @@ package enum MountedViews {
         return MountStatusFile.has(MountStatusFile.configurationFileField, value: ownConfiguration, in: text) ? mountPoint : nil
     }
 
+    /// The configuration file the mount at `mountPoint` was started with,
+    /// when it is not its BACKING's own `.queryfs.toml` (`--config`): what a
+    /// command asking BACKING in its place must read too (found from outside:
+    /// it read BACKING's own, with other views and ignore patterns). nil for
+    /// BACKING's own, none, or a status that cannot be read.
+    package static func otherConfigurationFile(ofMountPoint mountPoint: String, backing: String) -> String? {
+        guard let (_, text) = MountStatusFile.read(for: mountPoint),
+              case .dictionary(let fields)? = try? JSONParser.parse(Array(text.utf8)),
+              case .string(let file)? = fields[MountStatusFile.configurationFileField],
+              file != (resolvedPath(backing) ?? backing) + "/" + Configuration.fileName
+        else { return nil }
+        return file
+    }
+
     /// Waits until every running mount of `backing` this user may ask has
     /// applied the changes made there so far (`.queryfs/settled`), each for
     /// at most 2 s: an edit command returns with its edit shown in them.

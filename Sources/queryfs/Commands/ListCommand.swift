@@ -46,7 +46,7 @@ struct ListCommand: ParsableCommand {
             // asked of the directory the mount shows, as without a mount.
             if !Self.namesAFolder(view, of: mountPoint),
                let source = MountTable.mounts().first(where: { $0.type == "fuse.queryfs" && $0.mountPoint == mountPoint })?.source {
-                return try listWithoutMount(source)
+                return try listWithoutMount(source, configFile: MountedViews.otherConfigurationFile(ofMountPoint: mountPoint, backing: source))
             }
             return try reportingFailures {
                 guard let entries = MountedViews.entries(mountPoint: mountPoint, view: view, withTargets: long) else {
@@ -58,7 +58,7 @@ struct ListCommand: ParsableCommand {
                     // asked of the directory it shows, which says why if it is no query
                     // (found from outside: "its log says why", of a mount with no log).
                     if let source = MountTable.mounts().first(where: { $0.type == "fuse.queryfs" && $0.mountPoint == mountPoint })?.source {
-                        return try listWithoutMount(source)
+                        return try listWithoutMount(source, configFile: MountedViews.otherConfigurationFile(ofMountPoint: mountPoint, backing: source))
                     }
                     throw Failure("no view '\(view)' in the mount at \(mountPoint), nor a query it accepts (its log says why)")
                 }
@@ -79,8 +79,10 @@ struct ListCommand: ParsableCommand {
         try listWithoutMount(backing)
     }
 
-    /// The entries computed from `backing` and its index, as without a mount.
-    private func listWithoutMount(_ backing: String) throws {
+    /// The entries computed from `backing` and its index, as without a mount
+    /// (`configFile`: a mount's own, when it is asked in the mount's place).
+    private func listWithoutMount(_ backing: String, configFile mountsConfiguration: String? = nil) throws {
+        let configFile = mountsConfiguration ?? self.configFile
         try reportingFailures {
             let style: LinkStyle = absoluteLinksMountPoint.map { .absolute(mountPoint: $0) } ?? .relative
             let entries = try ViewResolver.entries(view, in: backing, configFile: configFile,
@@ -163,7 +165,7 @@ enum ViewResolver {
                         linkStyle: LinkStyle) throws -> [ViewEntry]
     {
         let text = queryOfFolder(path)
-        if let index {
+        if let index, text == path {
             let configuration = try CatalogLoader.configurationFor(backing, configFile: configFile)
             let stored: (definition: ViewDefinition, members: [Item])?
             do {
@@ -177,7 +179,7 @@ enum ViewResolver {
                 return stored.definition.entries(ordered: stored.members, linkStyle: linkStyle)
             }
         }
-        let (catalog, definition) = try resolve(text, in: backing, configFile: configFile, index: index)
+        let (catalog, definition) = try resolve(path, in: backing, configFile: configFile, index: index)
         return catalog.entries(of: definition, linkStyle: linkStyle)
     }
 
@@ -207,7 +209,8 @@ enum ViewResolver {
         let text = queryOfFolder(path)
         let parsed = parse(text)
         let catalog = try CatalogLoader.load(backing, configFile: configFile, sources: querySources(parsed), index: index)
-        if let definition = catalog.view(at: text) { return (catalog, definition) }
+        // `query/Q` is the query Q, never a view that happens to be named Q (found from outside).
+        if text == path, let definition = catalog.view(at: text) { return (catalog, definition) }
         switch parsed {
         case .success(let query):
             return (catalog, query.view(at: ["query", text]))
