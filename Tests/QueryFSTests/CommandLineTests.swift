@@ -486,9 +486,25 @@ final class EditCommandTests: FixtureTestCase {
     /// names it, and removed by either name (found from outside: kept as
     /// typed, `tag:a/b` matched nothing and `--remove a/b` was a silent no-op).
     func testATagIsAddedAndRemovedAsItsFolderNamesIt() throws {
-        hipstapaper("a.b", title: "Alpha", tags: ["/lead", "x//y"])
-        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "c//d/", "--remove", "lead", "--remove", "x/y"]).status, 0)
-        XCTAssertEqual(try scanItem("a.b").tags, ["c/d"])
+        hipstapaper("a.b", title: "Alpha", tags: ["/lead", "x//y", " sp "])
+        XCTAssertEqual(try run(["tag", backing, "a.b", "--add", "c//d/", "--add", "q/ r", "--remove", "lead", "--remove", "x/y",
+                                "--remove", "sp"]).status, 0)
+        XCTAssertEqual(try scanItem("a.b").tags, ["c/d", "q/r"], "blanks around a part are the folder's as well")
+    }
+
+    /// A command over several items edits all or none: an item it cannot
+    /// name, or cannot edit as asked, stops it before anything is written
+    /// (found from outside: the others were edited, exit 2, nothing said).
+    func testACommandOverSeveralItemsChangesAllOrNone() throws {
+        hipstapaper("a.b", title: "Alpha", tags: ["lang/swift"])
+        hipstapaper("b.b", title: "Beta", tags: ["lang"])
+        let missing = try run(["tag", backing, "b.b", "nosuch", "--add", "zz"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertEqual(missing.errorLines.last, "queryfs: nothing was changed: the command edits all its items or none")
+        let nested = try run(["tag", backing, "a.b", "b.b", "--remove", "lang"])
+        XCTAssertEqual(nested.status, 2)
+        XCTAssertEqual(try scanItem("b.b").tags, ["lang"], "untouched")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path(EditJournal.fileName)), "nothing journaled")
     }
 
     /// `undo --since` a time after every edit says there is none since then,

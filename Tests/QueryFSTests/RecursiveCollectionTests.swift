@@ -91,6 +91,8 @@ final class RecursiveCollectionTests: XCTestCase {
         guard case .item = Scanner(sources: sources).scan(named: ItemName(deep), in: root.fd) else {
             return XCTFail("read alone (a change heard), it is the same item")
         }
+        // Named on the command line, a path into it names it, as a path into a bundle does.
+        XCTAssertEqual(try ItemReference.resolve(deep + "/deep.md", backing: backing.path, recursive: true), ItemName(deep))
     }
 
     func testAFolderSwappedForALinkLeadsNowhere() throws {

@@ -164,7 +164,8 @@ package struct ItemEditor: Sendable {
         // replaced by such a folder since the view listed it is gone, and a
         // payload made in it would turn its notes into one bundle (found
         // from outside, racing an edit with a swap).
-        if sources.recursive, state.isBundle, state.payloadFile == nil {
+        // (Unless it is too deep to walk: then it is one item, as the scan reads it.)
+        if sources.recursive, state.isBundle, state.payloadFile == nil, !Scanner.isTooDeep(item) {
             throw EditError(ENOENT, "\(item) is a folder of items now, not an item")
         }
         return try body(state, place)
@@ -503,8 +504,8 @@ struct ItemState {
         case .removeTag(let tag):
             // `a//b` and `a/b` are one tag (one folder): either name removes it
             // (found from outside: `--remove lead` left a tag written `/lead`).
-            let removed = EntryNaming.joiningSlashes(tag)
-            try changeTags(sources) { EntryNaming.joiningSlashes($0) == removed ? .some(nil) : nil }
+            let removed = EntryNaming.canonicalTag(tag)
+            try changeTags(sources) { EntryNaming.canonicalTag($0) == removed ? .some(nil) : nil }
         case .removeTagFolder(let folder): try changeTags(sources) { EntryNaming.tagFolderNames($0).contains(folder) ? .some(nil) : nil }
         case .renameTagFolder(let folder, let newFolder):
             // Each tag is decided once, however often `changeTags` asks (it

@@ -67,7 +67,9 @@ package enum ItemReference {
             guard component.first != UInt8(ascii: ".") else { return nil }
             prefix += (prefix.isEmpty ? [] : [UInt8(ascii: "/")]) + component
             let path = root + [UInt8(ascii: "/")] + prefix
-            guard recursive, isFolderOfItems(path, payloadNames: payloadNames) else {
+            // A folder too deep to walk is one item, as the scan reads it (found from
+            // outside: a note inside one was edited, journaled, and shown nowhere).
+            guard recursive, index < BackingDirectory.maximumFolderDepth, isFolderOfItems(path, payloadNames: payloadNames) else {
                 return index == components.count - 1 || isFolder(path) ? ItemName(prefix) : nil
             }
         }
@@ -110,7 +112,7 @@ package enum ItemReference {
             guard !component.hasPrefix(".") else { return nil }
             prefix.append(component)
             let path = prefix.joined(separator: "/")
-            guard recursive, isFolderOfItems(root + "/" + path, payloadNames: payloadNames) else {
+            guard recursive, index < BackingDirectory.maximumFolderDepth, isFolderOfItems(root + "/" + path, payloadNames: payloadNames) else {
                 return index == components.count - 1 || isFolder(Array((root + "/" + path).utf8)) ? ItemName(path) : nil
             }
         }

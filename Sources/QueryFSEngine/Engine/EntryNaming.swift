@@ -171,11 +171,16 @@ package enum EntryNaming {
     /// (empty, `.` or `..` once sanitized). A nested tag `a/b` (Obsidian's,
     /// digiKam's hierarchies) is the folder `a/b`: `tag/a/b/`, each part
     /// sanitized as a name (empty parts dropped: `a//b/` is `a/b`).
-    /// `tag` with its empty parts gone (`a//b` → `a/b`, `/x/` → `x`): the
-    /// same tag, as its folder under `tag/` says. Unchanged when it has none.
-    package static func joiningSlashes(_ tag: String) -> String {
-        guard tag.hasPrefix("/") || tag.hasSuffix("/") || tag.contains("//") else { return tag }
-        return tag.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+    /// `tag` as its folder under `tag/` names it, but for what the folder
+    /// name sanitizes: no empty parts (`a//b` → `a/b`, `/x/` → `x`) and no
+    /// blanks around a part (`q/ r` → `q/r`, ` sp ` → `sp`). The same tag:
+    /// written so, and compared so. Unchanged when it is that already.
+    package static func canonicalTag(_ tag: String) -> String {
+        let isBlank = { (character: Character) in character == " " || character == "\t" }
+        let parts = tag.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.contains(where: { $0.isEmpty || $0.first.map(isBlank) == true || $0.last.map(isBlank) == true }) else { return tag }
+        let trimmed = parts.map { part in String(part.drop(while: isBlank).reversed().drop(while: isBlank).reversed()) }
+        return trimmed.filter { !$0.isEmpty }.joined(separator: "/")
     }
 
     package static func tagFolderName(_ tag: String) -> String? {

@@ -36,9 +36,9 @@ struct EditOptions: ParsableArguments {
     static func absentRemovals(_ edits: [FieldEdit], of item: ItemName, editor: ItemEditor) -> [(tag: String, nested: [String])] {
         let removals = edits.compactMap { edit -> String? in if case .removeTag(let tag) = edit { tag } else { nil } }
         guard !removals.isEmpty, let tags = try? editor.fields(of: item).tags else { return [] }
-        let carried = Set(tags.map(EntryNaming.joiningSlashes))
-        return removals.map(EntryNaming.joiningSlashes).filter { !carried.contains($0) }.map { tag in
-            (tag, tags.filter { EntryNaming.joiningSlashes($0).hasPrefix(tag + "/") })
+        let carried = Set(tags.map(EntryNaming.canonicalTag))
+        return removals.map(EntryNaming.canonicalTag).filter { !carried.contains($0) }.map { tag in
+            (tag, tags.filter { EntryNaming.canonicalTag($0).hasPrefix(tag + "/") })
         }
     }
 
@@ -56,29 +56,47 @@ struct EditOptions: ParsableArguments {
     func apply(_ edits: [FieldEdit], to items: [String]) throws {
         let backing = try directory()
         let editor = try editor()
-        let action = items.count > 1 ? EditJournal.newAction() : nil
-        var failed = false
+        // Every item checked before any is edited: a command over several
+        // items that could not be made whole was made in part, exited 2, and
+        // did not say so (found from outside).
+        var resolved: [(item: ItemName, absent: [(tag: String, nested: [String])])] = []
+        var refusals: [String] = []
         for text in items {
             do throws(EditError) {
                 let item = try ItemReference.resolve(bytes: RawArguments.bytes(of: text), backing: backing, recursive: editor.sources.recursive,
                                                      payloadNames: editor.sources.payloadNames)
                 let absent = Self.absentRemovals(edits, of: item, editor: editor)
-                try editor.apply(edits, to: item, action: action)
-                for (tag, nested) in absent {
-                    // Said, not silent (found from outside: `--remove lra` on an item of
-                    // `lra/b/c` returned 0, changed nothing, and it stayed in tag/lra/).
-                    if nested.isEmpty {
-                        printError("\(item): does not carry tag '\(tag)': nothing to remove")
-                    } else {
-                        printError("\(item): does not carry tag '\(tag)' itself, only \(nested.map { "'\($0)'" }.joined(separator: ", ")): "
-                            + "remove \(nested.count == 1 ? "that" : "those") by name")
-                        failed = true
-                    }
+                // `--remove lra` on an item of `lra/b/c` alone: said, not a silent 0 (found from outside).
+                for (tag, nested) in absent where !nested.isEmpty {
+                    refusals.append("\(item): does not carry tag '\(tag)' itself, only \(nested.map { "'\($0)'" }.joined(separator: ", ")): "
+                        + "remove \(nested.count == 1 ? "that" : "those") by name")
                 }
+                resolved.append((item, absent))
+            } catch {
+                refusals.append(error.message)
+            }
+        }
+        guard refusals.isEmpty else {
+            for line in refusals { printError(line) }
+            if items.count > 1 { printError("nothing was changed: the command edits all its items or none") }
+            throw ExitCode(2)
+        }
+        let action = items.count > 1 ? EditJournal.newAction() : nil
+        var changed: [ItemName] = []
+        var failed = false
+        for (item, absent) in resolved {
+            do throws(EditError) {
+                if try editor.apply(edits, to: item, action: action) != nil { changed.append(item) }
+                for (tag, _) in absent { printError("\(item): does not carry tag '\(tag)': nothing to remove") }
             } catch {
                 printError(error.message)
                 failed = true
             }
+        }
+        // A failure while editing (a lock held, a full disk) can still come after
+        // other items were changed: said, and one undo takes them back.
+        if failed, !changed.isEmpty {
+            printError("\(changed.count) of \(items.count) items were changed all the same: `queryfs undo \(self.backing)` takes them back")
         }
         Self.settleMounts(of: backing)
         if failed { throw ExitCode(2) }
@@ -116,7 +134,7 @@ struct TagCommand: ParsableCommand {
     func run() throws {
         // Written as its folder names it: `a//b` is `a/b` (found from outside: kept as typed,
         // it showed in tag/a/b/ while `tag:a/b` matched nothing).
-        let added = add.map(EntryNaming.joiningSlashes)
+        let added = add.map(EntryNaming.canonicalTag)
         try reportingFailures { try options.apply(remove.map(FieldEdit.removeTag) + added.map(FieldEdit.addTag), to: items) }
     }
 }
