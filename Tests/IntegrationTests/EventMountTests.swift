@@ -130,6 +130,23 @@ final class EventMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.linkTarget(fixture.mounted("by-name/Typed over.hpwebsite")), "../bundles/d.hpwebsite")
     }
 
+    /// `mv tag/a/X tag/a/b/` leaves X in tag/a (what is in a/b is in a): the
+    /// kernel reports its name moved away, and the replay makes it again
+    /// there, so a watcher's copy keeps the entry (found from outside:
+    /// Nautilus and Nemo dropped it until reloaded).
+    func testAnEntryMovedIntoANestedFolderStaysInItsWatchersCopy() throws {
+        try mount(corpus: { corpus in
+            corpus.bundle("a.hpwebsite", title: "Alpha", tags: ["lang/python"], mtime: 5_000)
+            corpus.bundle("b.hpwebsite", title: "Beta", tags: ["lang/rust"], mtime: 4_000)
+        })
+        let old = ["tag/lang": names("tag/lang")]
+        let watch = EventWatch([fixture.mounted("tag/lang")])
+        let alpha = try XCTUnwrap(names("tag/lang").first { $0.hasSuffix(" Alpha.hpwebsite") })
+        XCTAssertEqual(rename(fixture.mounted("tag/lang/" + alpha), fixture.mounted("tag/lang/rust/" + alpha)), 0, String(cString: strerror(errno)))
+        XCTAssertTrue(names("tag/lang").contains(alpha), "still in tag/lang: \(names("tag/lang"))")
+        assertEventsReplayListings(watch, old)
+    }
+
     /// A reload that changes a configured view's query, or takes the view
     /// away: the old folder is removed through the mount (its watchers hear
     /// it go), the new one made (the root's watchers hear it come). Found

@@ -63,6 +63,14 @@ struct EventScript {
         return script
     }
 
+    /// One name made known again: an entry the kernel reported moved away
+    /// that its folder still lists (`ViewEditOperations.announceEntryStayed`).
+    static func creating(_ name: [UInt8], record: ItemRecord) -> EventScript {
+        var script = EventScript()
+        script.urgent = [.create(name: name, record: record)]
+        return script
+    }
+
     /// The script from `old` to `new` for `change`, with at most about
     /// `bound` operations.
     init(old: ViewListing, new: ViewListing, change: ViewChange, bound: Int) {

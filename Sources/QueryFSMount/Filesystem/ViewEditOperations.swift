@@ -276,7 +276,22 @@ extension QueryFilesystem {
         if code == 0 {
             if let moved { announceTypedNameGone(Self.bytes(newName), for: moved.record, in: target, heldAs: moved.node) }
             else { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
+            if let moved, let (source, _) = editableView(parent) { announceEntryStayed(moved.record, in: source, reportedGone: Self.bytes(name)) }
         }
+    }
+
+    /// After a move out of `folder` that left the item in it (`mv tag/a/X
+    /// tag/a/b/`: what is in `a/b` is in `a`): the kernel told watchers the
+    /// name moved away, and its entry is there still. When its name did not
+    /// change, nothing in the listing's change says so, and file managers
+    /// dropped the entry until reloaded (found from outside): the replay
+    /// makes it again through the mount, so they hear it come back.
+    private func announceEntryStayed(_ record: ItemRecord, in folder: ViewFolder, reportedGone name: [UInt8]) {
+        let listing = folder.listing
+        guard let replayer = eventReplayer,
+              let index = name.withUnsafeBufferPointer({ listing.index(ofEntryNamed: $0) }),
+              listing.records[index].serial == record.serial, listing.name(at: index) == name else { return }
+        replayer.add([.entries(folder: folder, old: nil, new: nil, script: .creating(name, record: listing.records[index]))])
     }
 
     /// A move's edits with the tags it adds before those it removes, where
