@@ -60,6 +60,7 @@ final class TrashMountTests: MountTestCase {
         XCTAssertEqual(rename(trash + "/files/" + alpha, fixture.mounted("tag/t/" + alpha)), 0, String(cString: strerror(Glibc.errno)))
         XCTAssertEqual(try tags("a.hpwebsite"), ["t"])
         XCTAssertEqual(RawFiles.list(trash + "/files")?.count, 0, "the link is gone once restored")
+        XCTAssertEqual(RawFiles.list(trash + "/info")?.count, 0, "and so is its trashinfo, as gio trash --restore leaves it")
         XCTAssertNoThrow(try entry("tag/t", "a.hpwebsite"))
         assertEveryViewIsCurrent("after restoring")
     }

@@ -134,6 +134,12 @@ extension QueryFilesystem {
             case .refused(let why): return refuse(request, EPERM, "\(shown): \(target.path.joined(separator: "/")) cannot be joined by an edit: \(why)")
             }
             if code == 0 { code = CallerCredentials.asCaller(request) { unlinkat(filesFD, name, 0) == 0 ? 0 : errno } }
+            // Its `info/NAME.trashinfo` goes too, as `gio trash --restore` removes it
+            // (found from outside: moving the link back left it in the trash for good).
+            if code == 0 {
+                let info = Array("../info/".utf8) + Self.bytes(name) + Array(".trashinfo".utf8)
+                _ = CallerCredentials.asCaller(request) { info.withCString { unlinkat(filesFD, $0, 0) } == 0 ? 0 : errno }
+            }
             fail(request, code)
             if code == 0 { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
         }
