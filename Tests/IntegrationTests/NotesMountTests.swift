@@ -307,6 +307,11 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(RawFiles.read(fixture.backed("z.md"))?.text, toml)
         XCTAssertTrue(eventually { self.names("tag/alpha").count == 2 && RawFiles.list(self.fixture.mounted("tag/beta")) == nil },
                       "\(names("tag/alpha")) \(String(describing: RawFiles.list(self.fixture.mounted("tag/beta"))))")
+        // Taken back as undos: no action is left for `queryfs undo` to make again
+        // (found from outside: it took the failed rename for the last action).
+        let undo = QueryfsBinary.run(["undo", fixture.backing])
+        XCTAssertTrue(undo.stderrText.contains("nothing to undo"), undo.stderrText)
+        XCTAssertEqual(RawFiles.read(fixture.backed("a.hpwebsite/payload.plist")), payload)
     }
 
     /// A note whose block is never closed (or closed only past 64 KiB) is

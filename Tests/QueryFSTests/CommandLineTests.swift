@@ -492,6 +492,23 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertEqual(try scanItem("a.b").tags, ["c/d", "q/r"], "blanks around a part are the folder's as well")
     }
 
+    /// Another program's lock on the journal stops a command over several
+    /// items at the first: it waited the lock timeout once per item
+    /// (found from outside: 100 items would have waited 8 minutes).
+    func testAJournalLockedElsewhereStopsACommandOverSeveralItemsAtOnce() throws {
+        hipstapaper("a.b", title: "Alpha")
+        hipstapaper("b.b", title: "Beta")
+        hipstapaper("c.b", title: "Gamma")
+        XCTAssertTrue(FileManager.default.createFile(atPath: path(EditJournal.fileName), contents: nil, attributes: [.posixPermissions: 0o600]))
+        let holder = open(path(EditJournal.fileName), O_RDONLY | O_CLOEXEC)
+        defer { close(holder) }
+        XCTAssertEqual(flock(holder, LOCK_EX), 0)
+        let tagged = try run(["tag", backing, "a.b", "b.b", "c.b", "--add", "x", "--lock-timeout", "0.5"])
+        XCTAssertEqual(tagged.status, 2)
+        XCTAssertEqual(tagged.errorLines.filter { $0.contains("still locked") }.count, 1, "\(tagged.errorLines)")
+        for item in ["a.b", "b.b", "c.b"] { XCTAssertEqual(try scanItem(item).tags, [], item) }
+    }
+
     /// A command over several items edits all or none: an item it cannot
     /// name, or cannot edit as asked, stops it before anything is written
     /// (found from outside: the others were edited, exit 2, nothing said).

@@ -466,14 +466,13 @@ extension QueryFilesystem {
         // held, a tag list no edit can change, an inline `#tag`) has the
         // ones renamed before it renamed back, and the folder goes back to
         // its name (found from outside: some items renamed, a ghost folder).
-        var renamed: [ItemName] = []
+        var renamed: [EditJournal.Entry] = []
         var failure: Int32 = 0
         // One action: a single `queryfs undo` takes the whole rename back.
         let action = EditJournal.newAction()
         for item in items {
             do {
-                try editor.apply([.renameTagFolder(from, to: to)], to: item, action: action)
-                renamed.append(item)
+                if let entry = try editor.apply([.renameTagFolder(from, to: to)], to: item, action: action) { renamed.append(entry) }
             } catch {
                 catalog.logger.error("\(what): \(error); the items renamed before it are renamed back")
                 failure = error.errno
@@ -481,11 +480,16 @@ extension QueryFilesystem {
             }
         }
         if failure != 0 {
-            for item in renamed {
+            // Taken back as undos of their own entries, newest first: journaled
+            // as undone, so `queryfs undo` never takes this no-op for the last
+            // action (found from outside: it did, and could make part of the
+            // failed rename again). One that cannot be taken back now (its lock
+            // held) stays journaled and not undone: `queryfs undo` takes it back.
+            for entry in renamed.reversed() {
                 do {
-                    try editor.apply([.renameTagFolder(to, to: from)], to: item, action: action)
+                    try editor.undo(entry)
                 } catch {
-                    catalog.logger.error("\(what): renaming \(item) back: \(error) (queryfs undo takes the rename back)")
+                    catalog.logger.error("\(what): renaming \(entry.item) back: \(error) (queryfs undo takes the rename back)")
                 }
             }
             tagRootClock.tick()

@@ -2,6 +2,9 @@ import ArgumentParser
 import QueryFSEngine
 import QueryFSCollection
 import QueryFSMount
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What every edit command takes: BACKING, the configuration (its field
 /// aliases say which payload keys to edit) and how long to wait for a lock.
@@ -91,6 +94,9 @@ struct EditOptions: ParsableArguments {
             } catch {
                 printError(error.message)
                 failed = true
+                // The journal, not the item, could not be had: every other item would
+                // wait its --lock-timeout too, one after another (found from outside).
+                if error.errno == EBUSY, error.message.contains(EditJournal.fileName) { break }
             }
         }
         // A failure while editing (a lock held, a full disk) can still come after
@@ -219,7 +225,14 @@ struct HistoryCommand: ParsableCommand {
     /// An edit's lines: one per field changed (`undo` prints what it took back the same way).
     /// An undo that found the item as before the edit changed nothing: one line says so.
     static func lines(of entry: EditJournal.Entry) -> [String] {
-        let undoes = entry.undoes.map { "\t(undoes \($0))" } ?? ""
+        // The action an edit was part of, so that what `undo --last N` counts
+        // can be seen (found from outside: history did not show it). Shown as
+        // this program writes it; anything else a hand-made line holds is not printed.
+        let action = entry.action.map { action in
+            action.utf8.count <= 40 && action.utf8.allSatisfy({ (48...57).contains($0) || (97...122).contains($0) || $0 == 45 })
+                ? "\t(action \(action))" : "\t(action)"
+        } ?? ""
+        let undoes = (entry.undoes.map { "\t(undoes \($0))" } ?? "") + action
         guard !entry.changes.isEmpty else {
             return ["\(ISO8601.format(entry.time))\t\(entry.id)\t\(JournalTime.field(entry.item))\t(no change: already as before the edit)\(undoes)"]
         }
