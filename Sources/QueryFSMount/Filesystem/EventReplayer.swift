@@ -477,7 +477,9 @@ final class EventReplayer: @unchecked Sendable {
         guard failed else { return }
         let code = errno
         // The mount is going away, or a user's edit got there first: the event is theirs.
-        guard code != ENOENT && code != EEXIST && code != ENOTCONN else { return }
+        // (ECONNABORTED: the daemon's own shutdown aborted the connection under it.)
+        guard code != ENOENT && code != EEXIST && code != ENOTCONN && code != ECONNABORTED,
+              filesystem.kernelConnected.load(ordering: .acquiring) else { return }
         // Once per errno: a folder the daemon may not write (bundles/ of a
         // BACKING it cannot change) would otherwise log every change, and a
         // symbolic link in BACKING on the way (ELOOP) is never followed.

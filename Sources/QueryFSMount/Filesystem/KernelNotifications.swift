@@ -36,7 +36,8 @@ struct KernelNotifications {
     }
 
     private func check(_ result: Int32, _ what: @autoclosure () -> String) {
-        guard result != 0, result != -ENOENT else { return }
+        // The connection going away (an unmount, the shutdown's abort) is no failure to report.
+        guard result != 0, result != -ENOENT, ![ENOTCONN, ECONNABORTED, ENODEV, EBADF].contains(-result) else { return }
         let code = -result
         guard Self.logged.withLock({ $0.insert(code).inserted }) else { return }
         logger.warning("""
