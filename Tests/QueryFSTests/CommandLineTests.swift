@@ -524,6 +524,22 @@ final class EditCommandTests: FixtureTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path(EditJournal.fileName)), "nothing journaled")
     }
 
+    /// An action is undone whole or not at all: when one of its items
+    /// changed since in the field it edited, none is taken back (found from
+    /// outside: the newer items were, and the action was left half undone).
+    func testAnActionWithAnItemChangedSinceIsNotUndoneInPart() throws {
+        hipstapaper("a.b", title: "Alpha")
+        hipstapaper("b.b", title: "Beta")
+        hipstapaper("c.b", title: "Gamma")
+        XCTAssertEqual(try run(["tag", backing, "a.b", "b.b", "c.b", "--add", "x"]).status, 0)
+        hipstapaper("b.b", title: "Beta", tags: ["x", "byhand"])
+        let undo = try run(["undo", backing])
+        XCTAssertEqual(undo.status, 2)
+        XCTAssertTrue(undo.errorLines.contains { $0.contains("b.b: tags changed since this edit") }, "\(undo.errorLines)")
+        XCTAssertEqual(try scanItem("a.b").tags, ["x"])
+        XCTAssertEqual(try scanItem("c.b").tags, ["x"], "none of the action is taken back")
+    }
+
     /// `undo --since` a time after every edit says there is none since then,
     /// not that all are undone (found from outside).
     func testUndoSinceATimeWithNoEditSaysSo() throws {

@@ -63,6 +63,26 @@ package struct ItemEditor: Sendable {
         try withLockedItem(item, mode: .shared) { state, _ in state.item(named: item, sources: sources) }
     }
 
+    /// Why `undo(entry)` would be refused now (a field it changed has
+    /// changed since; the item cannot be read), nil when it would not:
+    /// asked of every edit of an action before any is taken back, so that
+    /// an action is never left half undone (found from outside).
+    package func undoRefusal(_ entry: EditJournal.Entry) -> EditError? {
+        do {
+            try withLockedItem(entry.item, mode: .shared) { (state, _) throws(EditError) in
+                if !entry.files.isEmpty, entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == EditJournal.hash($0.before) }) { return }
+                if entry.files.allSatisfy({ EditJournal.hash(state.contents(of: $0.name)) == $0.afterHash }) { return }
+                let now = state.item(named: entry.item, sources: sources)
+                for change in entry.changes where Self.value(of: change.field, in: now, state: state) != change.new {
+                    throw EditError(EBUSY, "\(entry.item): \(change.field) changed since this edit; not undone")
+                }
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Takes back a journal entry: byte for byte when the files are still
     /// what it wrote, field by field otherwise; refused (EBUSY) when a field
     /// it changed has changed since. The undo is journaled too.

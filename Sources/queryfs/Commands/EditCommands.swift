@@ -286,7 +286,21 @@ struct UndoCommand: ParsableCommand {
             let editor = try options.editor()
             var failed = false
             var output = StandardOutput(doneAnyway: "what was undone is undone all the same: `queryfs history` lists it")
+            var checkedActions: Set<String> = []
             for entry in chosen {
+                // An action is taken back whole or not at all: each of its edits is asked first
+                // (found from outside: the newer ones were taken back, the rest left).
+                if let action = entry.action, checkedActions.insert(action).inserted {
+                    let refusals = chosen.filter { $0.action == action }.compactMap { editor.undoRefusal($0) }
+                    if !refusals.isEmpty {
+                        output.flush()
+                        for refusal in refusals { printError(refusal.message) }
+                        printError("the action \(entry.id) belongs to is not undone: none of its edits is taken back; "
+                            + "older edits are left as they are; run undo again once these are as the action left them")
+                        failed = true
+                        break
+                    }
+                }
                 do throws(EditError) {
                     if let undoing = try editor.undo(entry) {
                         for line in HistoryCommand.lines(of: undoing) { output.line(line) }
