@@ -287,6 +287,9 @@ final class NotesMountTests: MountTestCase {
         XCTAssertEqual(rename(fixture.mounted("tag/lang/kept"), fixture.mounted("tag/top")), 0, String(cString: strerror(Glibc.errno)))
         XCTAssertEqual(RawFiles.read(fixture.backed("n.md"))?.text, "---\ntags: [lang/rust, top, x]\n---\n")
         XCTAssertTrue(eventually { self.names("tag/lang") == ["0001 n.md", "named", "rust"] }, "\(names("tag/lang"))")
+        // And a top-level one into another tag's folder (found from outside: EPERM).
+        XCTAssertEqual(rename(fixture.mounted("tag/x"), fixture.mounted("tag/lang/x")), 0, String(cString: strerror(Glibc.errno)))
+        XCTAssertEqual(RawFiles.read(fixture.backed("n.md"))?.text, "---\ntags: [lang/rust, top, lang/x]\n---\n")
     }
 
     /// A tag rename one item cannot take is no rename at all: the items

@@ -223,7 +223,13 @@ extension QueryFilesystem {
                     newName: UnsafePointer<CChar>, flags: UInt32)
     {
         let shown = "mv '\(String(cString: name))' '\(String(cString: newName))'"
-        if parent == NodeID.tagRoot, newParent == NodeID.tagRoot { return tagRename(request, from: String(cString: name), to: String(cString: newName)) }
+        // A top-level tag's folder renamed, or moved into another tag's folder (`mv tag/kernel
+        // tag/work/`: the tag becomes `work/kernel`; found from outside: EPERM, while a nested
+        // one could move across parents).
+        if parent == NodeID.tagRoot, let toParent = tagPrefix(of: newParent),
+           newParent == NodeID.tagRoot || folders.folder(path: [ViewDefinition.tagFolder, String(cString: name)]) != nil {
+            return tagRename(request, from: String(cString: name), to: toParent + String(cString: newName))
+        }
         // A nested tag's folder (`tag/lang/x` to `tag/lang/y`, or to another parent tag): its tag renamed
         // (found from outside: ENOENT, and Nemo's "Untitled Folder" in tag/lang could not be named).
         if let from = nestedTagFolder(parent: parent, name: String(cString: name)), let toParent = tagPrefix(of: newParent) {
