@@ -84,6 +84,10 @@ final class FrontMatterEditorTests: XCTestCase {
         XCTAssertEqual(try set(note, "hex", .string("text")), note.replacingOccurrences(of: "0x1F", with: "\"text\""))
         XCTAssertEqual(try set(note, "when", .integer(1)), note.replacingOccurrences(of: "2024-05-01T10:00:00Z", with: "1"))
         XCTAssertEqual(try set(set(note, "rating", .integer(4)), "rating", .integer(5)), note.replacingOccurrences(of: "rating = 3 #", with: "rating = 5 #"))
+        // A key that is no bare key is written quoted, and found again so.
+        let unicode = try set("+++\ntitle = \"T\"\n+++\n", "ünï c", .integer(1))
+        XCTAssertEqual(unicode, "+++\ntitle = \"T\"\n\"ünï c\" = 1\n+++\n")
+        XCTAssertEqual(try set(unicode, "ünï c", .integer(2)), "+++\ntitle = \"T\"\n\"ünï c\" = 2\n+++\n")
         // A date with a blank before its time is two words: the edit is refused, the note as it was.
         XCTAssertThrowsError(try set("+++\nwhen = 2024-05-01 10:00:00\n+++\n", "when", .integer(1)))
     }

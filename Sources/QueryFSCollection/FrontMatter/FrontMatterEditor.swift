@@ -433,7 +433,10 @@ struct FrontMatterBlock {
             let layout = TOMLBlockLayout(text)
             guard let range = layout.scalar(key) else {
                 if layout.hasKey(key) { throw FrontMatterError(message: "'\(key)' is not a value this edit can change") }
-                return insertLine(key + " = " + rendered)
+                // A key that is no bare key (`ünï`, `a b`) is written quoted (found from outside:
+                // it was written bare, and the edit refused as TOML that does not read back).
+                let bare = !key.isEmpty && key.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 95 }
+                return insertLine((bare ? key : try TOMLText.render(.string(key))) + " = " + rendered)
             }
             replace(range, with: rendered)
         }

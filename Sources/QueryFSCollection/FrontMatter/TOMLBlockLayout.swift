@@ -35,7 +35,12 @@ struct TOMLBlockLayout {
             }
             if !trimmed.isEmpty && trimmed.first != UInt8(ascii: "#") { afterLastKeyLine = Swift.min(end + 1, bytes.count) }
             if let equals = trimmed.firstIndex(of: UInt8(ascii: "=")) {
-                let key = String(decoding: trimmed[..<equals], as: UTF8.self).trimming(" \t")
+                var key = String(decoding: trimmed[..<equals], as: UTF8.self).trimming(" \t")
+                // A quoted key without escapes is the key it quotes (`"ünï" = 1` is `ünï`).
+                if key.count >= 2, let quote = key.first, quote == "\"" || quote == "'", key.last == quote,
+                   !key.dropFirst().dropLast().contains(quote), !key.contains("\\") {
+                    key = String(key.dropFirst().dropLast())
+                }
                 let valueStart = trimmed[(equals + 1)...].firstIndex { $0 != 32 && $0 != 9 } ?? line.endIndex
                 lines.append((key, valueStart, line.endIndex))
             }
