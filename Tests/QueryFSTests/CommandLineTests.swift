@@ -291,7 +291,7 @@ final class CommandLineTests: FixtureTestCase {
         XCTAssertEqual(result.status, 0)
         XCTAssertEqual(result.stderr, [])
         let lines = result.lines
-        XCTAssertTrue(lines.contains("items: 8 (7 bundles, 1 plain files)"), "\(lines)")
+        XCTAssertTrue(lines.contains("items: 8 (7 bundles, 1 plain file)"), "\(lines)")
         XCTAssertTrue(lines.contains("archived: 1, unarchived: 7"), "\(lines)")
         XCTAssertTrue(lines.contains("tags: 5"), "tag folders, nested ones too: \(lines)")
         XCTAssertTrue(lines.contains("payload problems: 3 items"), "\(lines)")

@@ -86,7 +86,7 @@ package struct CatalogSummary: Sendable {
 
     package var lines: [String] {
         [
-            "items: \(itemCount) (\(bundleCount) bundles, \(fileCount) plain files)",
+            "items: \(itemCount) (\(bundleCount) bundle\(bundleCount == 1 ? "" : "s"), \(fileCount) plain file\(fileCount == 1 ? "" : "s"))",
             "archived: \(archivedCount), unarchived: \(itemCount - archivedCount)",
             "tags: \(tagCount)",
             "conflict copies: \(conflictCount) (conflicts/)",

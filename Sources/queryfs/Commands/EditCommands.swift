@@ -165,7 +165,7 @@ struct SetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Set fields of an item: title=TEXT, archived=true|false, payload.KEY=VALUE (text, number or boolean).",
         discussion: "A value is read as a query reads it: true/false/yes/no are booleans, numbers are numbers, anything else text. "
-            + "`payload.KEY=` with nothing after it removes the key.")
+            + "`payload.KEY=` with nothing after it removes the key (of a payload: a note's front-matter keys are set, not removed).")
 
     @OptionGroup var options: EditOptions
     @Argument(help: "The item.") var item: String
