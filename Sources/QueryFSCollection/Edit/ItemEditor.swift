@@ -63,6 +63,22 @@ package struct ItemEditor: Sendable {
         try withLockedItem(item, mode: .shared) { state, _ in state.item(named: item, sources: sources) }
     }
 
+    /// Why `apply(edits, to: item)` would be refused now (the item cannot
+    /// hold an edit: tags that are a map, a note's list this edit cannot
+    /// change), nil when it would not: asked of every item of a command
+    /// before any is edited (found from outside: the others were edited).
+    package func refusal(of edits: [FieldEdit], to item: ItemName) -> EditError? {
+        do {
+            try withLockedItem(item, mode: .shared) { (state, _) throws(EditError) in
+                var changed = state
+                for edit in edits { try changed.apply(edit, sources: sources, item: item) }
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Why `undo(entry)` would be refused now (a field it changed has
     /// changed since; the item cannot be read), nil when it would not:
     /// asked of every edit of an action before any is taken back, so that
@@ -632,7 +648,8 @@ struct ItemState {
     /// `--add 'p,q'` returned 0 and made tags p and q).
     static func checkFitsTagString(_ tag: String) throws(EditError) {
         guard !tag.contains(",") else {
-            throw EditError(EINVAL, "tag '\(tag)' cannot be kept in the payload's tags, one string of tags separated by commas: it would read as \(tag.split(separator: ",").count) tags")
+            // EROFS, as a note's list that cannot take a tag says: EINVAL made `mv` say "a subdirectory of itself".
+            throw EditError(EROFS, "tag '\(tag)' cannot be kept in the payload's tags, one string of tags separated by commas: it would read as \(tag.split(separator: ",").count) tags")
         }
     }
 

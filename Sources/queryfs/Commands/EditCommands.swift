@@ -69,6 +69,10 @@ struct EditOptions: ParsableArguments {
                 let item = try ItemReference.resolve(bytes: RawArguments.bytes(of: text), backing: backing, recursive: editor.sources.recursive,
                                                      payloadNames: editor.sources.payloadNames)
                 let absent = Self.absentRemovals(edits, of: item, editor: editor)
+                if let refusal = editor.refusal(of: edits, to: item) {
+                    // Named, as every line of a command over several items must be.
+                    refusals.append(refusal.message.hasPrefix(item.description) ? refusal.message : "\(item): \(refusal.message)")
+                }
                 // `--remove lra` on an item of `lra/b/c` alone: said, not a silent 0 (found from outside).
                 for (tag, nested) in absent where !nested.isEmpty {
                     refusals.append("\(item): does not carry tag '\(tag)' itself, only \(nested.map { "'\($0)'" }.joined(separator: ", ")): "
@@ -295,8 +299,11 @@ struct UndoCommand: ParsableCommand {
                     if !refusals.isEmpty {
                         output.flush()
                         for refusal in refusals { printError(refusal.message) }
-                        printError("the action \(entry.id) belongs to is not undone: none of its edits is taken back; "
-                            + "older edits are left as they are; run undo again once these are as the action left them")
+                        let edits = chosen.filter { $0.action == action }.count
+                        let older = chosen.count - (chosen.firstIndex { $0.id == entry.id } ?? 0) - edits
+                        printError("action \(action) (\(edits) edits) is not undone: none of its edits is taken back"
+                            + (older > 0 ? ", and \(older) older edit\(older == 1 ? " is" : "s are") left as \(older == 1 ? "it is" : "they are")" : "")
+                            + "; run undo again once these are as the action left them")
                         failed = true
                         break
                     }

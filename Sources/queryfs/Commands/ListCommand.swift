@@ -223,7 +223,8 @@ enum ViewResolver {
                 }
                 throw Failure("no item in \(backing) has the tag '\(tag)' (`queryfs views \(backing)` lists the tags)")
             }
-            if let meant = NearestView.suggestion(for: text, among: catalog.views.map(\.pathString)) {
+            // (Not for `query/Q`: Q was meant as a query, and a view of that name is no answer.)
+            if text == path, let meant = NearestView.suggestion(for: text, among: catalog.views.map(\.pathString)) {
                 throw Failure("no view '\(text)' in \(backing): did you mean '\(meant)'? (`queryfs views \(backing)` lists the views)")
             }
             throw Failure("no view '\(text)' in \(backing), nor a query: \(error) (`queryfs views \(backing)` lists the views)")
