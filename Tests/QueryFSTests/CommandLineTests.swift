@@ -521,6 +521,13 @@ final class EditCommandTests: FixtureTestCase {
         let nested = try run(["tag", backing, "a.b", "b.b", "--remove", "lang"])
         XCTAssertEqual(nested.status, 2)
         XCTAssertEqual(try scanItem("b.b").tags, ["lang"], "untouched")
+        // An item that cannot hold the edit (its tags a map) stops the others too, and is named.
+        bundle("m.b", plistBody: "<dict><key>webTitle</key><string>M</string><key>tags</key><dict><key>x</key><integer>1</integer></dict></dict>")
+        let map = try run(["tag", backing, "a.b", "m.b", "b.b", "--add", "z"])
+        XCTAssertEqual(map.status, 2)
+        XCTAssertTrue(map.errorLines.contains { $0.hasPrefix("queryfs: m.b: ") }, "\(map.errorLines)")
+        XCTAssertEqual(try scanItem("a.b").tags, ["lang/swift"])
+        XCTAssertEqual(try scanItem("b.b").tags, ["lang"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: path(EditJournal.fileName)), "nothing journaled")
     }
 
