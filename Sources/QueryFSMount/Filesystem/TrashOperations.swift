@@ -136,9 +136,15 @@ extension QueryFilesystem {
             if code == 0 { code = CallerCredentials.asCaller(request) { unlinkat(filesFD, name, 0) == 0 ? 0 : errno } }
             // Its `info/NAME.trashinfo` goes too, as `gio trash --restore` removes it
             // (found from outside: moving the link back left it in the trash for good).
-            if code == 0 {
-                let info = Array("../info/".utf8) + Self.bytes(name) + Array(".trashinfo".utf8)
-                _ = CallerCredentials.asCaller(request) { info.withCString { unlinkat(filesFD, $0, 0) } == 0 ? 0 : errno }
+            // The info folder is opened beneath BACKING by its path, never as `files/..`,
+            // which leads wherever the folder was moved meanwhile.
+            if code == 0, let trash = passthrough.node(files.parent) {
+                let infoFD = (trash.name + Array("/info".utf8)).withCString { qfs_open_beneath(passthrough.rootFD, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+                if infoFD >= 0 {
+                    let info = Self.bytes(name) + Array(".trashinfo".utf8)
+                    _ = CallerCredentials.asCaller(request) { info.withCString { unlinkat(infoFD, $0, 0) } == 0 ? 0 : errno }
+                    close(infoFD)
+                }
             }
             fail(request, code)
             if code == 0 { forgetNamesAfterReply([(newParent, Self.bytes(newName))]) }
